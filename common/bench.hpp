@@ -1,0 +1,43 @@
+// The one benchmark routine: warm up, pick a batch of calls long enough for
+// the clock, take the median of repeated batches. GPU and CPU labs differ only
+// in the clock they pass in (bench_device.hpp uses CUDA events).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace lab {
+
+struct BenchConfig {
+  int samples = 9;              // median of this many batches
+  double min_batch_ms = 5.0;    // a batch repeats calls until it lasts about this long
+  int max_calls_per_batch = 1 << 14;
+};
+
+struct BenchResult {
+  std::size_t bytes_per_call = 0;  // bytes of input each call must read (once)
+  int samples = 0;
+  int calls_per_batch = 0;
+  double median_ms = 0.0;  // per call
+  double min_ms = 0.0;
+  double max_ms = 0.0;
+  double gbps() const { return median_ms > 0 ? bytes_per_call / (median_ms * 1e6) : 0.0; }
+};
+
+// `time_calls(first, count)` makes calls first .. first+count-1 and returns the
+// elapsed milliseconds. Call numbers keep increasing, so a caller can rotate
+// through input buffers with `call % buffers`.
+using TimeCalls = std::function<double(long first, int count)>;
+
+BenchResult bench_calls(const TimeCalls& time_calls, std::size_t bytes_per_call,
+                        const BenchConfig& config = {});
+
+// CPU work timed with std::chrono::steady_clock.
+BenchResult bench_host(const std::function<void(long call)>& call, std::size_t bytes_per_call,
+                       const BenchConfig& config = {});
+
+// memcpy of `bytes` split over `threads` threads, counting bytes read plus bytes
+// written: the in-process ceiling for the CPU lab.
+double host_copy_ceiling_gbps(std::size_t bytes, unsigned threads, const BenchConfig& config = {});
+
+}  // namespace lab

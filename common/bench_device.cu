@@ -1,0 +1,51 @@
+#include <algorithm>
+
+#include "bench_device.hpp"
+#include "cuda_check.cuh"
+#include "device_buffer.cuh"
+#include "event_timer.cuh"
+
+namespace lab {
+
+BenchResult bench_device(const std::function<void(long call)>& call, std::size_t bytes_per_call,
+                         cudaStream_t stream, const BenchConfig& config) {
+  EventTimer timer;
+  return bench_calls(
+      [&](long first, int count) {
+        timer.start(stream);
+        for (int k = 0; k < count; ++k) call(first + k);
+        return static_cast<double>(timer.stop_ms());
+      },
+      bytes_per_call, config);
+}
+
+std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_bytes) {
+  const std::size_t at_least = std::max<std::size_t>(std::size_t{1} << 26,
+                                                     8 * info.l2_bytes / element_bytes);
+  std::size_t n = 1;
+  while (n < at_least) n <<= 1;
+  return n;
+}
+
+std::size_t rotation_count(std::size_t input_bytes, const DeviceInfo& info) {
+  const std::size_t working_set = 8 * info.l2_bytes;
+  const std::size_t copies = (working_set + input_bytes - 1) / std::max<std::size_t>(input_bytes, 1);
+  return std::max<std::size_t>(2, copies);
+}
+
+std::size_t copy_ceiling_bytes(const DeviceInfo& info) {
+  return std::min<std::size_t>(std::size_t{1} << 30, info.free_mem_bytes / 4);
+}
+
+double copy_ceiling_gbps(std::size_t bytes, cudaStream_t stream, const BenchConfig& config) {
+  DeviceBuffer<unsigned char> src(bytes), dst(bytes);
+  src.fill_bytes(0x5a, stream);
+  const BenchResult r = bench_device(
+      [&](long) {
+        CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream));
+      },
+      2 * bytes, stream, config);
+  return r.gbps();
+}
+
+}  // namespace lab

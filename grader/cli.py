@@ -1,0 +1,88 @@
+"""Command line of the grader: python3 -m grader <subcommand> ...
+
+Each subcommand is a thin layer over an importable function; exit codes:
+  0  everything graded and passed
+  1  something was graded and failed (a test, a build, a policy check)
+  2  bad usage or set-up (unknown lab, meson missing and not installable)
+  4  nothing failed, but some labs could not be graded here (no GPU)
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import labmeta, tools
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from . import grade
+    report = grade.grade(args.labs or None, build_dir=args.build_dir, impl=args.impl,
+                         timeout=args.timeout, perf=not args.no_perf, seed=args.seed)
+    grade.write_json(report, args.json)
+    print()
+    text = grade.details(report)
+    if text:
+        print(text + "\n")
+    print(f"report: {args.json}\n")
+    print(grade.table(report))
+    if any(r.status in ("build_failed", "policy", "missing") or r.tests_failed
+           or (r.status == "graded" and r.points < r.max_points and r.fraction is not None)
+           for r in report.labs):
+        return 1
+    if any(r.status == "skipped" for r in report.labs):
+        print("\nSome labs need an NVIDIA GPU and were built but not run here.")
+        return 4
+    return 0
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from . import selftest
+    return selftest.run(build_dir=args.build_dir, options=args.meson_option or [])
+
+
+def _gpucheck(args: argparse.Namespace) -> int:
+    from . import gpucheck
+    return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m grader", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="build, run and score your labs")
+    g.add_argument("labs", nargs="*", help="lab ids or numbers (default: all), e.g. 04")
+    g.add_argument("--impl", default="labs", choices=["labs", "solutions"],
+                   help="grade labs/ (yours) or solutions/ (the reference)")
+    g.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    g.add_argument("--json", type=Path, default=tools.REPO / "build" / "grade-report.json")
+    g.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
+    g.add_argument("--seed", type=int, help="replay a run's inputs (printed in the report)")
+    g.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
+    g.set_defaults(func=_grade)
+
+    s = sub.add_parser("selftest", help="the repository's own tests (solutions, skeletons, "
+                                        "mutants, grader)")
+    s.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    s.add_argument("-D", dest="meson_option", action="append", metavar="OPTION=VALUE",
+                   help="passed to meson setup, e.g. -D gpu_arch=sm_90")
+    s.set_defaults(func=_selftest)
+
+    c = sub.add_parser("gpucheck", help="on a GPU machine: build everything, run every test "
+                                        "and benchmark, write JSON evidence")
+    c.add_argument("--out", type=Path, required=True, help="folder for the JSON and logs")
+    c.add_argument("--build-dir", type=Path, default=tools.REPO / "build-gpucheck")
+    c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
+    c.set_defaults(func=_gpucheck)
+
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except (tools.SetupError, KeyError, ValueError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""`gpucheck`: the evidence run, on a machine with a GPU.
+
+Builds everything, runs every lab's tests against the reference solution and
+the untouched skeleton (bandwidth tests on), the meson suites that expect
+failures (skeletons, mutants) and the CUB peer, benchmarks every reference and
+CUB over sizes 2^16..2^30, compares with the H200 anchors, and writes
+OUT/gpucheck.json (GPU, driver, CUDA, commit, every test, every figure). The
+last thing printed is a short table.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from . import labmeta, tools
+from .gtest_run import run_gtest
+from .scoring import score
+from .selftest import summarize
+
+BENCH_SIZES = [16, 18, 20, 22, 24, 26, 28, 30]
+ANCHOR_SIZES = (26, 28)
+ANCHOR_SHARE = 0.90
+
+
+def _run(cmd: list[str], timeout: float = 120) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def machine() -> dict:
+    smi = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm,"
+                "clocks.max.mem", "--format=csv,noheader"])
+    nvcc = _run(["nvcc", "--version"]).splitlines()
+    return {"nvidia_smi": smi.splitlines(), "nvcc": nvcc[-1] if nvcc else "",
+            "commit": tools.git_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host_cpus": _run(["nproc"])}
+
+
+def bench(build_dir: Path, name: str, out_dir: Path) -> dict:
+    binary = build_dir / "tests" / f"bench-{name}"
+    path = out_dir / f"bench-{name}.json"
+    sizes = ",".join(map(str, BENCH_SIZES))
+    proc = subprocess.run([str(binary), f"--sizes={sizes}", f"--json={path}"],
+                          capture_output=True, text=True, timeout=900)
+    result = json.loads(path.read_text()) if path.exists() else {}
+    result["exit_code"] = proc.returncode
+    result["output"] = (proc.stdout + proc.stderr)[-3000:]
+    path.unlink(missing_ok=True)
+    return result
+
+
+def anchor_check(bench_result: dict, anchors: dict[int, float]) -> dict:
+    rows = {}
+    for s in bench_result.get("sizes", []):
+        a = anchors.get(s["log2n"])
+        if a and s["status"] == "ok":
+            rows[str(s["log2n"])] = {"gbps": round(s["gbps"], 1), "anchor": a,
+                                     "share": round(s["gbps"] / a, 3)}
+    required = [rows.get(str(k)) for k in ANCHOR_SIZES if k in anchors]
+    ok = bool(required) and all(r is not None and r["share"] >= ANCHOR_SHARE for r in required)
+    return {"sizes": rows, "meets_90_percent_at_2^26_and_2^28": ok}
+
+
+def run(out_dir: Path, build_dir: Path, arch: str) -> int:
+    t0 = time.time()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    meson = tools.ensure_tools()
+    tools.configure(build_dir, [f"-Dgpu_arch={arch}"])
+    evidence: dict = {"machine": machine(), "command": "python3 -m grader gpucheck --out OUT"}
+    built = tools.build(build_dir)
+    evidence["build"] = {"ok": built.ok, "log_tail": built.log[-3000:]}
+    if not built.ok:
+        (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2))
+        print(built.log[-6000:])
+        return 1
+
+    course = labmeta.load()
+    labs: dict = {}
+    for lab in course.labs:
+        entry = {}
+        for impl in ("solutions", "labs"):
+            print(f"[gpucheck] {lab.id} {impl} ...", flush=True)
+            run_ = run_gtest(build_dir / "tests" / f"{lab.id}-{impl}", timeout=900)
+            entry[impl] = {"run": run_.to_dict(), "score": score(lab, run_).to_dict()}
+        if lab.needs_gpu:
+            print(f"[gpucheck] {lab.id} bench ...", flush=True)
+            b = bench(build_dir, lab.id, out_dir)
+            entry["bench"] = b
+            entry["anchors"] = anchor_check(b, lab.anchor_gbps)
+        labs[lab.id] = entry
+    evidence["labs"] = labs
+
+    peers = {}
+    for peer in course.peers:
+        print(f"[gpucheck] {peer.id} bench ...", flush=True)
+        b = bench(build_dir, peer.id, out_dir)
+        peers[peer.id] = {"bench": b, "anchors": anchor_check(b, peer.anchor_gbps)}
+    evidence["peers"] = peers
+
+    print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
+    subprocess.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
+                            "--suite", "skeletons", "--suite", "mutants", "--suite", "peers",
+                            "--suite", "grader"], capture_output=True, text=True)
+    testlog = build_dir / "meson-logs" / "testlog.json"
+    suites = summarize(testlog) if testlog.exists() else {}
+    evidence["meson_suites"] = suites
+    if testlog.exists():
+        evidence["meson_log"] = [
+            {k: t.get(k) for k in ("name", "result", "duration", "stdout")}
+            for t in map(json.loads, testlog.read_text().splitlines())]
+    evidence["seconds"] = round(time.time() - t0, 1)
+    (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2) + "\n")
+
+    print(summary_table(evidence))
+    bad = suites.get("failed") or any(
+        e["solutions"]["run"]["status"] != "completed"
+        or e["solutions"]["score"]["tests_failed"]
+        or not e.get("anchors", {"meets_90_percent_at_2^26_and_2^28": True})[
+            "meets_90_percent_at_2^26_and_2^28"]
+        for e in labs.values())
+    return 1 if bad else 0
+
+
+def summary_table(ev: dict) -> str:
+    lines = [f"GPU: {'; '.join(ev['machine']['nvidia_smi'])}  commit {ev['machine']['commit']}",
+             f"{'lab':28} {'solution':>10} {'skeleton':>16} {'fraction':>9} {'thresh':>7} "
+             f"{'2^26 GB/s':>10} {'anchor':>7} {'2^28 GB/s':>10} {'anchor':>7}"]
+    for lab_id, e in ev["labs"].items():
+        sol, skel = e["solutions"]["score"], e["labs"]["score"]
+        sol_txt = f"{sol['tests_passed']}/{sol['tests_passed'] + sol['tests_failed']}"
+        hint = (skel.get("first_failure") or {}).get("hint", "")
+        skel_txt = f"fails:{hint}" if skel["tests_failed"] else "PASSES?!"
+        frac = "-" if sol["fraction"] is None else f"{sol['fraction']:.3f}"
+        a = e.get("anchors", {}).get("sizes", {})
+        cells = []
+        for k in ("26", "28"):
+            r = a.get(k)
+            cells += [f"{r['gbps']:.0f}" if r else "-", f"{r['anchor']:.0f}" if r else "-"]
+        lines.append(f"{lab_id:28} {sol_txt:>10} {skel_txt:>16} {frac:>9} {sol['threshold']:>7.3f} "
+                     f"{cells[0]:>10} {cells[1]:>7} {cells[2]:>10} {cells[3]:>7}")
+    for pid, p in ev.get("peers", {}).items():
+        a = p["anchors"]["sizes"]
+        lines.append(f"{pid:28} {'':>10} {'':>16} {'':>9} {'':>7} "
+                     + " ".join(f"{a[k]['gbps']:>10.0f} {a[k]['anchor']:>7.0f}" if k in a
+                                else f"{'-':>10} {'-':>7}" for k in ("26", "28")))
+    s = ev.get("meson_suites", {})
+    lines.append(f"meson suites skeletons/mutants/peers/grader: {len(s.get('passed', []))} passed, "
+                 f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
+                 + (f" (failed: {', '.join(s['failed'])})" if s.get("failed") else ""))
+    return "\n".join(lines)

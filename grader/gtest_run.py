@@ -1,0 +1,179 @@
+"""Run one gtest binary and keep every result it produced, whatever happens.
+
+The source of truth is gtest's own JSON report. A binary that crashes, loses
+its CUDA context or hangs writes no report, so the test binaries also stream
+one JSON line per finished test ($LAB_RESULT_STREAM, see
+tests/support/result_stream.hpp). From the stream we keep the finished tests,
+mark the one that was running as crashed or timed out, and start the binary
+again on the tests that have not run yet.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SKIP_EXIT = 77  # GNU convention: the binary cannot run here (no GPU)
+# gtest's own keys in a JSON testcase object; everything else is a RecordProperty.
+_GTEST_KEYS = {"name", "file", "line", "status", "result", "timestamp", "time", "classname",
+               "failures", "value_param", "type_param"}
+
+
+@dataclass
+class CaseResult:
+    name: str                 # Suite.Test, as --gtest_filter spells it
+    status: str               # passed | failed | skipped | crashed | timed_out
+    time_ms: float = 0.0
+    properties: dict[str, str] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("passed", "skipped")
+
+
+@dataclass
+class BinaryRun:
+    binary: str
+    status: str               # completed | skipped | crashed | timed_out | missing
+    exit_code: int | None = None
+    reason: str = ""          # why skipped / crashed / timed out, one line
+    properties: dict[str, str] = field(default_factory=dict)   # seed, lab, impl
+    cases: list[CaseResult] = field(default_factory=list)
+    output_tail: str = ""
+    restarts: int = 0
+
+    @property
+    def passed(self) -> int:
+        return sum(c.status == "passed" for c in self.cases)
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [c for c in self.cases if not c.ok]
+
+    def case(self, name: str) -> CaseResult | None:
+        return next((c for c in self.cases if c.name == name), None)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _seconds_to_ms(text: str) -> float:
+    try:
+        return float(text.rstrip("s")) * 1000.0
+    except ValueError:
+        return 0.0
+
+
+def parse_gtest_json(data: dict) -> tuple[dict[str, str], list[CaseResult]]:
+    """gtest's --gtest_output=json report -> (program properties, cases)."""
+    program = {k: str(v) for k, v in data.items()
+               if isinstance(v, (str, int, float)) and k not in
+               ("tests", "failures", "disabled", "errors", "timestamp", "time", "name")}
+    cases = []
+    for suite in data.get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            if t.get("status") == "NOTRUN":
+                continue
+            failures = [f.get("failure", "") for f in t.get("failures", [])]
+            if failures:
+                status = "failed"
+            elif t.get("result") == "SKIPPED":
+                status = "skipped"
+            else:
+                status = "passed"
+            props = {k: str(v) for k, v in t.items() if k not in _GTEST_KEYS}
+            cases.append(CaseResult(f"{suite['name']}.{t['name']}", status,
+                                    _seconds_to_ms(t.get("time", "0s")), props, failures))
+    return program, cases
+
+
+def parse_stream(text: str) -> tuple[list[CaseResult], str | None, str]:
+    """Result stream -> (finished cases, test running when it stopped, abort reason)."""
+    cases: list[CaseResult] = []
+    running: str | None = None
+    abort = ""
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the crash
+        if ev.get("event") == "start":
+            running = ev["test"]
+        elif ev.get("event") == "end":
+            cases.append(CaseResult(ev["test"], ev["result"], float(ev.get("time_ms", 0)),
+                                    dict(ev.get("properties", {})), list(ev.get("failures", []))))
+            running = None
+        elif ev.get("event") == "abort":
+            abort = ev.get("reason", "")
+    return cases, running, abort
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def run_gtest(binary: str | os.PathLike, *, timeout: float = 600.0, env: dict | None = None,
+              seed: int | None = None, gtest_filter: str | None = None,
+              max_restarts: int = 8) -> BinaryRun:
+    """Runs all tests of `binary` (or those matching gtest_filter) and returns every result."""
+    binary = str(binary)
+    run = BinaryRun(binary=binary, status="completed")
+    if not os.access(binary, os.X_OK):
+        run.status, run.reason = "missing", f"{binary} was not built"
+        return run
+    done: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="gtest-run-") as tmp:
+        for attempt in range(max_restarts + 1):
+            report, stream = Path(tmp, f"report{attempt}.json"), Path(tmp, f"stream{attempt}.jsonl")
+            args = [binary, f"--gtest_output=json:{report}"]
+            if seed is not None:
+                args.append(f"--seed={seed}")
+            filt = gtest_filter or "*"
+            if done:
+                filt += "-" + ":".join(done) if "-" not in filt else ":" + ":".join(done)
+            args.append(f"--gtest_filter={filt}")
+            full_env = dict(os.environ, **(env or {}), LAB_RESULT_STREAM=str(stream))
+            try:
+                proc = subprocess.run(args, env=full_env, capture_output=True, text=True,
+                                      errors="replace", timeout=timeout)
+                code, out, timed_out = proc.returncode, proc.stdout + proc.stderr, False
+            except subprocess.TimeoutExpired as e:
+                code, timed_out = None, True
+                out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            run.exit_code = code
+            run.output_tail = out[-4000:]
+            if code == SKIP_EXIT and not report.exists():
+                run.status = "skipped"
+                run.reason = next((l for l in out.splitlines() if l.startswith("SKIP")), "skipped")
+                return run
+            if report.exists() and not timed_out:
+                program, cases = parse_gtest_json(json.loads(report.read_text()))
+                run.properties.update(program)
+                run.cases.extend(cases)
+                return run
+            # No report: keep what the stream says and resume after the culprit.
+            cases, running, abort = parse_stream(stream.read_text() if stream.exists() else "")
+            run.cases.extend(cases)
+            done.extend(c.name for c in cases)
+            why = (f"timed out after {timeout:.0f} s" if timed_out else
+                   abort or _describe_exit(code))
+            if running is not None:
+                run.cases.append(CaseResult(running, "timed_out" if timed_out else "crashed",
+                                            failures=[f"{running}: {why}"]))
+                done.append(running)
+            run.status = "timed_out" if timed_out else "crashed"
+            run.reason = why
+            if running is None and not cases:
+                return run  # died before any test started: nothing to resume
+            run.restarts = attempt + 1
+        return run

@@ -1,0 +1,65 @@
+"""What a failure most likely means, in words a student can act on.
+
+The tests name a hint per failing case (test property fail_hint); the grader
+adds hints that only show across cases (fails only for some sizes, ...)."""
+from __future__ import annotations
+
+from .gtest_run import CaseResult
+
+CASE_HINTS = {
+    "not_implemented": "not implemented: the fenced region still holds the skeleton's TODO",
+    "never_written": "nothing wrote the output: thread 0 of each block must store the block's "
+                     "result, and the last pass must write *out",
+    "read_past_end": "a thread read past the end of the input: check the bounds (i < n) "
+                     "where elements are loaded",
+    "read_before_start": "a thread read before the start of the input: a negative or "
+                         "wrapped index",
+    "not_reset": "right once, wrong on the second call: reset the output inside the call",
+    "differs_between_calls": "different results for the same input: a race, most often a "
+                             "missing __syncthreads() between steps of the tree",
+    "input_modified": "the input was modified: the contract leaves it unchanged",
+    "cuda_error": "a CUDA error: a bad launch configuration or an illegal memory access",
+    "wrong_value": "wrong result",
+    "wrong_identity": "wrong on all-negative input: the identity of max is -inf, not 0 or "
+                      "RAND_MIN",
+    "crashed": "the test binary crashed during this test",
+    "timed_out": "the test did not finish in time: a kernel that never ends (a "
+                 "__syncthreads() inside a branch some threads skip, or a loop that never "
+                 "exits)",
+}
+
+INT32_LIMIT = 2**31
+
+
+def _n(case: CaseResult, key: str) -> int | None:
+    try:
+        return int(case.properties[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def case_hint(case: CaseResult) -> str:
+    code = case.properties.get("fail_hint") or (case.status if case.status in CASE_HINTS else "")
+    return code
+
+
+def cross_case_hints(cases: list[CaseResult]) -> list[str]:
+    """Hints that need several cases: which sizes fail and which pass."""
+    failed = [c for c in cases if not c.ok]
+    passed = [c for c in cases if c.status == "passed"]
+    failed_n = [n for c in failed if (n := _n(c, "fail_n") or _n(c, "n")) is not None]
+    passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
+    hints = []
+    if not failed_n:
+        return hints
+    if all(n > INT32_LIMIT for n in failed_n) and passed_n:
+        hints.append("wrong only above 2^31 elements: an index held in 32 bits (int or "
+                     "unsigned) overflows; compute indices in std::size_t")
+    elif (all(n % 32 != 0 for n in failed_n) and any(n % 256 == 0 for n in passed_n)
+          and len(failed_n) > 1):
+        hints.append("fails only when n is not a multiple of the block size: check the "
+                     "bounds of the loads and of the last, partly filled block")
+    inputs = {c.properties.get("fail_input") for c in failed}
+    if inputs and inputs <= {"all_negative", "negative"}:
+        hints.append(CASE_HINTS["wrong_identity"])
+    return hints

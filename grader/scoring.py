@@ -1,0 +1,144 @@
+"""From one lab's test run to points, by the rubric in grader/labs.toml.
+
+Correctness points: all or nothing. A reduction that is wrong for one size is
+wrong; partial credit per test would reward the sizes a missing bounds check
+happens to get right. Performance points: only when every correctness test
+passes, linear in the measured fraction of the copy ceiling from the lab's
+`floor` (0 points) to its `threshold` (all points)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from . import hints
+from .gtest_run import BinaryRun, CaseResult
+from .labmeta import Lab
+
+
+@dataclass
+class FailedCase:
+    test: str
+    status: str
+    n: str = ""
+    input: str = ""
+    variant: str = ""
+    expected: str = ""
+    got: str = ""
+    hint: str = ""
+    message: str = ""
+
+
+@dataclass
+class LabResult:
+    lab: str
+    title: str
+    status: str              # graded | build_failed | skipped | policy | missing
+    reason: str = ""
+    tests_passed: int = 0
+    tests_failed: int = 0
+    tests_skipped: int = 0
+    first_failure: FailedCase | None = None
+    hints: list[str] = field(default_factory=list)
+    gbps: float | None = None
+    ceiling_gbps: float | None = None
+    fraction: float | None = None
+    threshold: float = 0.0
+    floor: float = 0.0
+    points_correctness: float = 0.0
+    points_performance: float = 0.0
+    max_correctness: int = 0
+    max_performance: int = 0
+    seed: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def points(self) -> float:
+        return self.points_correctness + self.points_performance
+
+    @property
+    def max_points(self) -> int:
+        return self.max_correctness + self.max_performance
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "graded" and self.tests_failed == 0 and self.tests_passed > 0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["points"] = self.points
+        d["max_points"] = self.max_points
+        return d
+
+
+def is_performance(case: CaseResult) -> bool:
+    return "Bandwidth" in case.name.split(".")[0]
+
+
+def _float(props: dict[str, str], key: str) -> float | None:
+    try:
+        return float(props[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def performance_points(lab: Lab, fraction: float | None) -> float:
+    if fraction is None or lab.points_performance == 0:
+        return 0.0
+    if lab.threshold <= lab.floor:
+        share = 1.0 if fraction >= lab.threshold else 0.0
+    else:
+        share = (fraction - lab.floor) / (lab.threshold - lab.floor)
+    return round(lab.points_performance * min(1.0, max(0.0, share)), 2)
+
+
+def failed_case(case: CaseResult) -> FailedCase:
+    p = case.properties
+    return FailedCase(test=case.name, status=case.status, n=p.get("fail_n", p.get("n", "")),
+                      input=p.get("fail_input", p.get("input", "")),
+                      variant=p.get("fail_variant", ""), expected=p.get("fail_expected", ""),
+                      got=p.get("fail_got", ""), hint=hints.case_hint(case),
+                      message=(case.failures[0] if case.failures else "")[:2000])
+
+
+def score(lab: Lab, run: BinaryRun) -> LabResult:
+    r = LabResult(lab=lab.id, title=lab.title, status="graded", threshold=lab.threshold,
+                  floor=lab.floor, max_correctness=lab.points_correctness,
+                  max_performance=lab.points_performance, seed=run.properties.get("seed", ""))
+    if run.status == "missing":
+        r.status, r.reason = "missing", run.reason
+        return r
+    if run.status == "skipped":
+        r.status, r.reason = "skipped", run.reason
+        return r
+    if run.status in ("crashed", "timed_out"):
+        r.notes.append(f"the test binary {run.status.replace('_', ' ')} ({run.reason}); "
+                       f"the tests after it ran in a fresh process")
+    correctness = [c for c in run.cases if not is_performance(c)]
+    r.tests_passed = sum(c.status == "passed" for c in run.cases)
+    r.tests_failed = sum(not c.ok for c in run.cases)
+    r.tests_skipped = sum(c.status == "skipped" for c in run.cases)
+    failed = [c for c in run.cases if not c.ok]
+    if failed:
+        # The most telling failure first: a correctness case with a named size.
+        failed.sort(key=lambda c: (is_performance(c), "fail_n" not in c.properties,
+                                   c.properties.get("fail_n") == "0"))
+        r.first_failure = failed_case(failed[0])
+        r.hints = [hints.CASE_HINTS.get(r.first_failure.hint, r.first_failure.hint)]
+        r.hints += hints.cross_case_hints(correctness)
+    if not correctness:
+        r.notes.append("no correctness tests ran")
+        return r
+    correct = all(c.ok for c in correctness)
+    if correct:
+        r.points_correctness = float(lab.points_correctness)
+    for c in filter(is_performance, run.cases):
+        if "fraction" in c.properties:
+            r.gbps = _float(c.properties, "gbps")
+            r.ceiling_gbps = _float(c.properties, "ceiling_gbps")
+            r.fraction = _float(c.properties, "fraction")
+        elif c.status == "skipped":
+            r.notes.append("bandwidth not measured: performance checks skipped here")
+    if correct:
+        r.points_performance = performance_points(lab, r.fraction)
+    elif r.fraction is not None:
+        r.notes.append("performance earns points only once every correctness test passes")
+    return r

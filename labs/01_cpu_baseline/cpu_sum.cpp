@@ -1,0 +1,51 @@
+// Lab 01: CPU baseline. The handout is README.md in this folder.
+//
+// Three ways to add n ints on the CPU, each the starting point of something
+// the GPU labs do: one loop (the work a reduction must do: n - 1 additions),
+// pairwise halving (the reduction tree: the same additions in log2(n) rounds),
+// and threads (the tree's first level spread over cores).
+//
+// Only the fenced regions are yours; the grader restores everything else.
+#include <algorithm>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "cpu_sum_contract.hpp"
+#include "not_implemented.hpp"
+
+int sum_sequential(const int* in, std::size_t n) {
+  // ---- your code here (sum_sequential) ----
+  // TODO: add in[0] .. in[n-1] in one loop and return the total (0 when n == 0).
+  LAB_TODO_HOST("sum_sequential");
+  // ---- end ----
+}
+
+namespace {
+
+// Adds the upper half of data[0, size) onto the lower half, then does the same
+// to the lower half, until one element holds the sum.
+int halve_in_place(int* data, std::size_t size) {
+  // ---- your code here (halve_in_place) ----
+  // TODO: size == 1 is the answer. Otherwise add data[i + size/2] onto data[i]
+  // for the lower half and recurse on it. Mind odd sizes: who adds data[size-1]?
+  LAB_TODO_HOST("halve_in_place");
+  // ---- end ----
+}
+
+}  // namespace
+
+int sum_pairwise(const int* in, std::size_t n, int* scratch) {
+  if (n == 0) return 0;
+  std::copy(in, in + n, scratch);  // The contract leaves the input unchanged.
+  return halve_in_place(scratch, n);
+}
+
+int sum_threads(const int* in, std::size_t n, unsigned threads) {
+  // ---- your code here (sum_threads) ----
+  // TODO: start `threads` std::threads, each summing one contiguous slice into
+  // its own partial result; join them and add the partials. Slices must cover
+  // the input exactly, also when n is smaller than `threads` or not a multiple.
+  LAB_TODO_HOST("sum_threads");
+  // ---- end ----
+}

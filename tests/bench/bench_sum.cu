@@ -1,0 +1,132 @@
+// Bandwidth of one int-sum implementation over a range of sizes, for the
+// grader's bench and gpucheck. Same routine as the bandwidth test (warm-up,
+// median of batches, inputs rotated so no call reads from L2); each size is
+// checked against the exact sum first, and a wrong size reports no figure.
+//
+// usage: bench-<name> [--sizes=LOG2,LOG2,...] [--json=FILE]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "bench_device.hpp"
+#include "cuda_stream.cuh"
+#include "device_buffer.cuh"
+#include "generate.cuh"
+#include "int_inputs.hpp"
+#include "sum_contract.cuh"
+
+namespace {
+
+struct Row {
+  int log2n = 0;
+  std::size_t n = 0;
+  std::string status = "ok";  // ok | wrong | no_memory
+  double gbps = 0, median_ms = 0;
+  std::string detail;
+};
+
+Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
+  Row row;
+  row.log2n = log2n;
+  row.n = std::size_t{1} << log2n;
+  const std::size_t n = row.n;
+  const std::size_t copies = lab::rotation_count(n * sizeof(int), info);
+  const std::size_t workspace_bytes = sum_workspace_bytes(n);
+  if (copies * n * sizeof(int) + workspace_bytes + (std::size_t{1} << 28) > info.free_mem_bytes) {
+    row.status = "no_memory";
+    return row;
+  }
+  lab::DeviceBuffer<int> inputs(copies * n);
+  const lab::IntInput spec{lab::IntPattern::kRandom, 0x5eed0000u + static_cast<unsigned>(log2n), n};
+  for (std::size_t c = 0; c < copies; ++c) lab::generate(inputs.get() + c * n, n, spec, stream);
+  lab::DeviceBuffer<unsigned char> workspace(workspace_bytes);
+  lab::DeviceBuffer<int> out(1);
+  const int expected = static_cast<int>(lab::reference_sum(spec));
+  auto call = [&](long k) {
+    reduce_sum(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
+               workspace.get(), stream);
+    CUDA_CHECK_LAUNCH();
+  };
+  out.fill_bytes(0xA5, stream);
+  call(0);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  int got = 0;
+  CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+  if (got != expected || lab_todo_reached()) {
+    row.status = "wrong";
+    row.detail = "expected " + std::to_string(expected) + ", got " + std::to_string(got);
+    return row;
+  }
+  const lab::BenchResult r = lab::bench_device(call, n * sizeof(int), stream);
+  row.gbps = r.gbps();
+  row.median_ms = r.median_ms;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes = {16, 18, 20, 22, 24, 26, 28, 30};
+  const char* json_path = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
+      sizes.clear();
+      for (char* p = argv[i] + 8; *p;) {
+        sizes.push_back(static_cast<int>(std::strtol(p, &p, 10)));
+        if (*p == ',') ++p;
+        else if (*p) break;
+      }
+    } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
+      json_path = argv[i] + 7;
+    } else {
+      std::fprintf(stderr, "usage: %s [--sizes=LOG2,LOG2,...] [--json=FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::string why;
+  if (!lab::cuda_device_available(&why)) {
+    std::printf("SKIP %s: %s\n", BENCH_NAME, why.c_str());
+    return 77;
+  }
+  try {
+    const lab::DeviceInfo info = lab::query_device();
+    lab::CudaStream stream;
+    const double ceiling = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
+    std::vector<Row> rows;
+    for (const int s : sizes) rows.push_back(bench_size(s, info, stream));
+
+    std::string json = "{\"name\":\"" BENCH_NAME "\",\"device\":\"" + info.name +
+                       "\",\"ceiling_gbps\":" + std::to_string(ceiling) +
+                       ",\"theoretical_gbps\":" + std::to_string(info.theoretical_gbps()) +
+                       ",\"sizes\":[";
+    std::printf("%s on %s (copy ceiling %.0f GB/s)\n", BENCH_NAME, info.name.c_str(), ceiling);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      json += std::string(i ? "," : "") + "{\"log2n\":" + std::to_string(r.log2n) +
+              ",\"n\":" + std::to_string(r.n) + ",\"status\":\"" + r.status +
+              "\",\"gbps\":" + std::to_string(r.gbps) +
+              ",\"median_ms\":" + std::to_string(r.median_ms) + ",\"detail\":\"" + r.detail + "\"}";
+      std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s  %s\n", r.log2n, r.n, r.status.c_str(), r.gbps,
+                  r.detail.c_str());
+    }
+    json += "]}\n";
+    if (json_path) {
+      std::FILE* f = std::fopen(json_path, "w");
+      if (!f) {
+        std::fprintf(stderr, "cannot write %s\n", json_path);
+        return 1;
+      }
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    }
+    for (const Row& r : rows)
+      if (r.status == "wrong") return 1;
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", BENCH_NAME, e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,41 @@
+// A generated input with guard bands on both sides. A kernel that reads past
+// the end (a missing bounds check) or before the start adds guard values to
+// its result, which shows up as a tell-tale difference instead of a crash or
+// a silent read of whatever memory lies there.
+#pragma once
+
+#include <cstddef>
+
+#include "device_buffer.cuh"
+#include "generate.cuh"
+
+namespace lab::test {
+
+inline constexpr std::size_t kGuardElements = std::size_t{1} << 16;
+
+template <class T, class Input>
+class GuardedInput {
+ public:
+  GuardedInput(const Input& input, std::size_t n, T before, T after, cudaStream_t stream)
+      : input_(input), n_(n), before_{before}, after_{after}, storage_(n + 2 * kGuardElements) {
+    generate(storage_.get(), kGuardElements, before_, stream);
+    generate(data(), n_, input_, stream);
+    generate(data() + n_, kGuardElements, after_, stream);
+  }
+  T* data() const { return storage_.get() + kGuardElements; }
+
+  // Elements of the input or its guards that differ from what was generated.
+  std::size_t changed(cudaStream_t stream) const {
+    return count_changes(storage_.get(), kGuardElements, before_, stream) +
+           count_changes(data(), n_, input_, stream) +
+           count_changes(data() + n_, kGuardElements, after_, stream);
+  }
+
+ private:
+  Input input_;
+  std::size_t n_;
+  ConstantInput<T> before_, after_;
+  DeviceBuffer<T> storage_;
+};
+
+}  // namespace lab::test

@@ -1,0 +1,95 @@
+#include "result_stream.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace lab::test {
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string full_name(const ::testing::TestInfo& t) {
+  return std::string(t.test_suite_name()) + "." + t.name();
+}
+
+class ResultStream : public ::testing::EmptyTestEventListener {
+ public:
+  ResultStream(std::FILE* file, AfterTestCheck check) : file_(file), check_(std::move(check)) {}
+
+  void OnTestStart(const ::testing::TestInfo& t) override {
+    write("{\"event\":\"start\",\"test\":" + json_string(full_name(t)) + "}");
+  }
+
+  void OnTestEnd(const ::testing::TestInfo& t) override {
+    const ::testing::TestResult& r = *t.result();
+    const char* outcome = r.Skipped() ? "skipped" : r.Failed() ? "failed" : "passed";
+    std::string line = "{\"event\":\"end\",\"test\":" + json_string(full_name(t)) +
+                       ",\"result\":\"" + outcome + "\",\"time_ms\":" +
+                       std::to_string(r.elapsed_time()) + ",\"properties\":{";
+    for (int i = 0; i < r.test_property_count(); ++i) {
+      const ::testing::TestProperty& p = r.GetTestProperty(i);
+      line += (i ? "," : "") + json_string(p.key()) + ":" + json_string(p.value());
+    }
+    line += "},\"failures\":[";
+    bool first = true;
+    for (int i = 0; i < r.total_part_count(); ++i) {
+      const ::testing::TestPartResult& part = r.GetTestPartResult(i);
+      if (!part.failed()) continue;
+      line += (first ? "" : ",") + json_string(part.message());
+      first = false;
+    }
+    write(line + "]}");
+    const std::string abort_reason = check_ ? check_() : std::string();
+    if (!abort_reason.empty()) {
+      write("{\"event\":\"abort\",\"after\":" + json_string(full_name(t)) +
+            ",\"reason\":" + json_string(abort_reason) + "}");
+      std::fprintf(stderr, "\nABORT after %s: %s\n", full_name(t).c_str(), abort_reason.c_str());
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
+  }
+
+ private:
+  void write(const std::string& line) {
+    if (!file_) return;
+    std::fputs((line + "\n").c_str(), file_);
+    std::fflush(file_);
+  }
+  std::FILE* file_;
+  AfterTestCheck check_;
+};
+
+}  // namespace
+
+void install_result_stream(AfterTestCheck check) {
+  std::FILE* file = nullptr;
+  if (const char* path = std::getenv("LAB_RESULT_STREAM"); path && *path) {
+    file = std::fopen(path, "a");
+    if (!file) std::fprintf(stderr, "cannot open LAB_RESULT_STREAM=%s\n", path);
+  }
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ResultStream(file, std::move(check)));
+}
+
+}  // namespace lab::test
