@@ -1,0 +1,5 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
