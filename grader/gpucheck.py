@@ -15,9 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import labmeta, tools
+from . import grade, labmeta, tools
 from .gtest_run import run_gtest
-from .scoring import score
+from .scoring import FailedCase, LabResult, score
 from .selftest import summarize
 
 BENCH_SIZES = [16, 18, 20, 22, 24, 26, 28, 30]
@@ -53,6 +53,13 @@ def bench(build_dir: Path, name: str, out_dir: Path) -> dict:
     result["output"] = (proc.stdout + proc.stderr)[-3000:]
     path.unlink(missing_ok=True)
     return result
+
+
+def _lab_result(d: dict) -> LabResult:
+    d = {k: v for k, v in d.items() if k not in ("points", "max_points")}
+    if d.get("first_failure"):
+        d["first_failure"] = FailedCase(**d["first_failure"])
+    return LabResult(**d)
 
 
 def anchor_check(bench_result: dict, anchors: dict[int, float]) -> dict:
@@ -95,6 +102,13 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
             entry["anchors"] = anchor_check(b, lab.anchor_gbps)
         labs[lab.id] = entry
     evidence["labs"] = labs
+    # What `python3 -m grader grade` prints for the untouched skeletons and for
+    # the solutions on this machine: the handouts quote it.
+    for impl in ("labs", "solutions"):
+        report = grade.GradeReport(commit=evidence["machine"]["commit"], date="", impl=impl,
+                                   labs=[_lab_result(e[impl]["score"]) for e in labs.values()])
+        evidence[f"grade_output_{impl}"] = (grade.details(report) + "\n\n" +
+                                            grade.table(report)).strip()
 
     peers = {}
     for peer in course.peers:

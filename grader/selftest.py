@@ -4,7 +4,8 @@ Builds every target (every .cu of labs, solutions, tests), then runs the meson
 suite `selftest`: the solutions pass, untouched skeletons fail with "not
 implemented", each mutant fails with its hint, CUB passes the same tests, and
 the grader's pytest suite passes. GPU tests skip (exit 77) on a machine
-without a GPU and say so. Ends with the line "N passed, N failed".
+without a GPU, and the list of skipped tests is printed. Ends with the line
+"N passed, N failed" (skipped tests count in neither).
 """
 from __future__ import annotations
 
@@ -16,13 +17,18 @@ from . import tools
 
 
 def summarize(testlog: Path) -> dict[str, list[str]]:
-    """meson's testlog.json -> test names by outcome."""
-    by = {"passed": [], "failed": [], "skipped": []}
+    """meson's testlog.json -> test names by outcome, and the reasons for skips."""
+    by: dict[str, list[str]] = {"passed": [], "failed": [], "skipped": [], "skip_reasons": []}
     for line in testlog.read_text().splitlines():
         t = json.loads(line)
         outcome = {"OK": "passed", "EXPECTEDFAIL": "passed", "SKIP": "skipped"}.get(
             t["result"], "failed")
-        by[outcome].append(t["name"])
+        by[outcome].append(t["name"].split(":")[-1])  # drop "suites - project:"
+        if outcome == "skipped":
+            reason = next((l.split(": ", 1)[-1] for l in (t.get("stdout") or "").splitlines()
+                           if l.startswith("SKIP")), "")
+            if reason and reason not in by["skip_reasons"]:
+                by["skip_reasons"].append(reason)
     return by
 
 
@@ -43,9 +49,10 @@ def run(build_dir: Path, options: list[str]) -> int:
         return 1
     by = summarize(testlog)
     if by["skipped"]:
-        print(f"\nskipped here ({len(by['skipped'])}; GPU tests skip without a GPU): "
-              + ", ".join(sorted(by["skipped"])))
+        print(f"\nskipped here: {', '.join(sorted(by['skipped']))}")
+        for reason in by["skip_reasons"]:
+            print(f"  because: {reason}")
     if by["failed"]:
         print("failed: " + ", ".join(sorted(by["failed"])))
-    print(f"{len(by['passed'])} passed, {len(by['failed'])} failed, {len(by['skipped'])} skipped")
+    print(f"{len(by['passed'])} passed, {len(by['failed'])} failed")
     return 1 if by["failed"] or proc.returncode not in (0,) else 0

@@ -106,11 +106,17 @@ def build(build_dir: Path, target: str | None = None, timeout: float = 1800) -> 
 
 
 def git_commit(repo: Path = REPO) -> str:
+    """HEAD of the checkout; $LAB_GIT_COMMIT where the tree is a copy without .git
+    (the GPU machine receives one)."""
+    if os.environ.get("LAB_GIT_COMMIT"):
+        return os.environ["LAB_GIT_COMMIT"]
     try:
         sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
                              capture_output=True, text=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
-        return sha + ("+dirty" if dirty else "") if sha else "unknown"
+        if len(sha) != 40:
+            return "unknown"
+        return sha + ("+dirty" if dirty else "")
     except OSError:
         return "unknown"

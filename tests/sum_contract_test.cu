@@ -87,7 +87,7 @@ void check_sum(std::size_t n, IntPattern pattern) {
     }
   } catch (const NotImplemented& e) {
     f.hint = hint::kNotImplemented;
-    f.explain = std::string(e.what()) + ": write the fenced region of this lab";
+    f.explain = std::string(e.what()) + ": write the fenced region";
     return report(f);
   } catch (const CudaError& e) {
     f.hint = hint::kCudaError;
@@ -123,23 +123,6 @@ void check_sum(std::size_t n, IntPattern pattern) {
                 "contract leaves the input unchanged (reduce in shared memory or the workspace)";
     return report(f);
   }
-}
-
-struct SizeCase {
-  std::size_t n;
-  IntPattern pattern;
-};
-
-std::string case_name(const ::testing::TestParamInfo<SizeCase>& info) {
-  return "n" + std::to_string(info.param.n) + "_" + pattern_name(info.param.pattern);
-}
-
-std::vector<SizeCase> edge_cases() {
-  std::vector<SizeCase> cases;
-  for (const std::size_t n : edge_sizes())
-    for (const IntPattern p : {IntPattern::kRandom, IntPattern::kConstant, IntPattern::kAlternating})
-      cases.push_back({n, p});
-  return cases;
 }
 
 class SumEdgeSizes : public ::testing::TestWithParam<SizeCase> {};

@@ -2,8 +2,14 @@
 // two-element blocks, powers of two and their neighbours, a large prime.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
+#include <ostream>
+#include <string>
 #include <vector>
+
+#include "int_inputs.hpp"
 
 namespace lab::test {
 
@@ -13,6 +19,30 @@ inline const std::vector<std::size_t>& edge_sizes() {
       512,  513,  1000, 1023, 1024,      1025,      2049,      4097,       65537,
       1u << 20, (1u << 20) + 1, 10000000, 16777213 /* largest prime below 2^24 */};
   return sizes;
+}
+
+// One parameterised case: a size and an input pattern.
+struct SizeCase {
+  std::size_t n;
+  IntPattern pattern;
+};
+
+inline void PrintTo(const SizeCase& c, std::ostream* os) {
+  *os << "n=" << c.n << ", " << pattern_name(c.pattern);
+}
+
+// Every edge size with every pattern.
+inline std::vector<SizeCase> edge_cases() {
+  std::vector<SizeCase> cases;
+  for (const std::size_t n : edge_sizes())
+    for (const IntPattern p : {IntPattern::kRandom, IntPattern::kConstant, IntPattern::kAlternating})
+      cases.push_back({n, p});
+  return cases;
+}
+
+// Test names such as MatchesExactSum/n257_random.
+inline std::string case_name(const ::testing::TestParamInfo<SizeCase>& info) {
+  return "n" + std::to_string(info.param.n) + "_" + pattern_name(info.param.pattern);
 }
 
 // Above 2^32 elements: a 32-bit index (int or unsigned) wraps for some thread.
