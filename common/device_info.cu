@@ -39,4 +39,11 @@ DeviceInfo query_device(int ordinal) {
   return info;
 }
 
+int current_sm_count() {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace lab

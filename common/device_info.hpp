@@ -32,4 +32,8 @@ bool cuda_device_available(std::string* why);
 // Throws lab::CudaError when there is no usable device.
 DeviceInfo query_device(int ordinal = 0);
 
+// Multiprocessors of the current device: what grid-stride kernels size their
+// grid from (a fixed grid of 32 blocks leaves most of an H200's 132 SMs idle).
+int current_sm_count();
+
 }  // namespace lab

@@ -49,6 +49,9 @@ LAB_HOST_DEVICE inline int int_magnitude_bound(std::size_t n) {
   return static_cast<int>(static_cast<std::size_t>(INT_MAX) / n);
 }
 
+inline constexpr IntPattern kIntPatterns[] = {IntPattern::kRandom, IntPattern::kConstant,
+                                              IntPattern::kAlternating};
+
 // Patterns other than random cannot keep the sum inside int above INT_MAX elements.
 inline bool int_pattern_allowed(IntPattern p, std::size_t n) {
   return p == IntPattern::kRandom || n <= static_cast<std::size_t>(INT_MAX);

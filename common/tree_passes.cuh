@@ -1,6 +1,7 @@
-// The multi-pass driver shared by the block-tree labs (02-05). Each pass
-// launches one block per `per_block` inputs; a block writes one partial result.
-// Passes repeat over the partials until one block is left, which writes *out.
+// Drivers shared by the labs' harnesses: the multi-pass tree of labs 02-05
+// (one block per `per_block` inputs, passes repeated over the partial results
+// until one block writes *out) and the two passes of the grid-stride labs
+// (a grid that fills the GPU, then one block over its partial results).
 //
 // Every pass is queued on the caller's stream: no host synchronisation, so a
 // whole reduction can be timed as one unit and run beside others on other streams.
@@ -8,12 +9,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 
 #include "cuda_check.cuh"
+#include "device_info.hpp"
 
 namespace lab {
 
@@ -66,6 +69,31 @@ void run_tree_passes(BlockKernel<T> kernel, unsigned threads, std::size_t per_bl
     next += blocks;
     m = blocks;
   }
+}
+
+// Blocks for a grid-stride kernel: `per_sm` blocks on every multiprocessor
+// (8 x 256 threads = 2048, all an SM of compute capability 7.5 to 9.0 holds at
+// once), but no more blocks than there are block-sized slices of input.
+inline unsigned fill_grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
+  const std::size_t wanted = std::size_t{per_sm} * static_cast<unsigned>(current_sm_count());
+  const std::size_t useful = blocks_for(n, threads);
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wanted, useful)));
+}
+
+// First pass: `blocks` blocks over in[0, n), one partial result each, into
+// the workspace; second pass: one block over those partials into *out.
+template <class T>
+void run_two_passes(BlockKernel<T> kernel, unsigned blocks, unsigned threads, const T* in,
+                    std::size_t n, T* out, T* workspace, T identity, cudaStream_t stream) {
+  if (n == 0) {
+    store_value(out, identity, stream);
+    return;
+  }
+  kernel<<<blocks, threads, 0, stream>>>(in, n, blocks == 1 ? out : workspace);
+  CUDA_CHECK_LAUNCH();
+  if (blocks == 1) return;
+  kernel<<<1, threads, 0, stream>>>(workspace, blocks, out);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace lab

@@ -17,6 +17,8 @@ CASE_HINTS = {
     "not_reset": "right once, wrong on the second call: reset the output inside the call",
     "differs_between_calls": "different results for the same input: a race, most often a "
                              "missing __syncthreads() between steps of the tree",
+    "shared_state": "two calls at once on two streams interfered: keep all state in the "
+                    "caller's output and workspace, and queue everything on the caller's stream",
     "input_modified": "the input was modified: the contract leaves it unchanged",
     "cuda_error": "a CUDA error: a bad launch configuration or an illegal memory access",
     "wrong_value": "wrong result",

@@ -128,11 +128,19 @@ void check_cpu_sum(std::size_t n, IntPattern pattern) {
   }
 }
 
-class CpuSumEdgeSizes : public ::testing::TestWithParam<SizeCase> {};
+// The int patterns and sizes of the GPU sum labs.
+struct CpuSumCases {
+  using Pattern = IntPattern;
+  static std::vector<Pattern> patterns() { return {std::begin(kIntPatterns), std::end(kIntPatterns)}; }
+  static bool allowed(Pattern p, std::size_t n) { return int_pattern_allowed(p, n); }
+};
+
+class CpuSumEdgeSizes : public ::testing::TestWithParam<SizeCase<IntPattern>> {};
 
 TEST_P(CpuSumEdgeSizes, MatchesExactSum) { check_cpu_sum(GetParam().n, GetParam().pattern); }
 
-INSTANTIATE_TEST_SUITE_P(CpuSum, CpuSumEdgeSizes, ::testing::ValuesIn(edge_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(CpuSum, CpuSumEdgeSizes, ::testing::ValuesIn(edge_cases<CpuSumCases>()),
+                         case_name<IntPattern>);
 
 TEST(CpuSumContract, EmptyInputGivesZero) {
   const int dummy = 7;

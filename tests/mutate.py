@@ -6,7 +6,7 @@ the lab's solution. A mutant is kept as a substitution, not as a copy of the
 solution, so it always breaks the current code and cannot drift from it; a
 substitution that no longer matches exactly once stops the build.
 
-  mutate.py list MUTANTS_DIR               lines "lab name file hints needs" for meson
+  mutate.py list SPEC                      lines "lab name file hints needs" for meson
   mutate.py apply SPEC NAME SOLUTION OUT   writes the broken file
 """
 from __future__ import annotations
@@ -26,13 +26,9 @@ def load(spec: Path) -> list[dict]:
     return mutants
 
 
-def listing(folder: Path) -> str:
-    lines = []
-    for spec in sorted(folder.glob("*.toml")):
-        for m in load(spec):
-            lines.append(f"{spec.stem} {m['name']} {m['file']} {','.join(m['hints'])} "
-                         f"{m.get('needs', '-')}")
-    return "".join(line + "\n" for line in lines)
+def listing(spec: Path) -> str:
+    return "".join(f"{spec.stem} {m['name']} {m['file']} {','.join(m['hints'])} "
+                   f"{m.get('needs', '-')}\n" for m in load(spec))
 
 
 def apply(spec: Path, name: str, source: Path, out: Path) -> None:

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "int_inputs.hpp"
 
 namespace lab::test {
 
@@ -21,27 +20,31 @@ inline const std::vector<std::size_t>& edge_sizes() {
   return sizes;
 }
 
-// One parameterised case: a size and an input pattern.
+// One parameterised case: a size and an input pattern of a contract's type.
+template <class Pattern>
 struct SizeCase {
   std::size_t n;
-  IntPattern pattern;
+  Pattern pattern;
 };
 
-inline void PrintTo(const SizeCase& c, std::ostream* os) {
+template <class Pattern>
+void PrintTo(const SizeCase<Pattern>& c, std::ostream* os) {
   *os << "n=" << c.n << ", " << pattern_name(c.pattern);
 }
 
-// Every edge size with every pattern.
-inline std::vector<SizeCase> edge_cases() {
-  std::vector<SizeCase> cases;
+// Every edge size with every pattern the contract allows at that size.
+template <class C>
+std::vector<SizeCase<typename C::Pattern>> edge_cases() {
+  std::vector<SizeCase<typename C::Pattern>> cases;
   for (const std::size_t n : edge_sizes())
-    for (const IntPattern p : {IntPattern::kRandom, IntPattern::kConstant, IntPattern::kAlternating})
-      cases.push_back({n, p});
+    for (const auto p : C::patterns())
+      if (C::allowed(p, n)) cases.push_back({n, p});
   return cases;
 }
 
-// Test names such as MatchesExactSum/n257_random.
-inline std::string case_name(const ::testing::TestParamInfo<SizeCase>& info) {
+// Test names such as MatchesReference/n257_random.
+template <class Pattern>
+std::string case_name(const ::testing::TestParamInfo<SizeCase<Pattern>>& info) {
   return "n" + std::to_string(info.param.n) + "_" + pattern_name(info.param.pattern);
 }
 

@@ -20,6 +20,8 @@ inline constexpr const char* kDiffersBetweenCalls = "differs_between_calls";
 inline constexpr const char* kInputModified = "input_modified";
 inline constexpr const char* kCudaError = "cuda_error";
 inline constexpr const char* kWrongValue = "wrong_value";
+inline constexpr const char* kWrongIdentity = "wrong_identity";
+inline constexpr const char* kSharedState = "shared_state";
 }  // namespace hint
 
 struct CaseFailure {

@@ -1,7 +1,10 @@
-// Bandwidth of one int-sum implementation over a range of sizes, for the
+// Bandwidth of one implementation of a contract over a range of sizes, for the
 // grader's bench and gpucheck. Same routine as the bandwidth test (warm-up,
 // median of batches, inputs rotated so no call reads from L2); each size is
 // checked against the exact sum first, and a wrong size reports no figure.
+//
+// Built once per implementation with BENCH_NAME (its name) and BENCH_TRAITS
+// (SumTraits or MaxTraits, tests/support/contracts.cuh).
 //
 // usage: bench-<name> [--sizes=LOG2,LOG2,...] [--json=FILE]
 #include <cstdio>
@@ -12,11 +15,10 @@
 #include <vector>
 
 #include "bench_device.hpp"
+#include "contracts.cuh"
 #include "cuda_stream.cuh"
 #include "device_buffer.cuh"
 #include "generate.cuh"
-#include "int_inputs.hpp"
-#include "sum_contract.cuh"
 
 namespace {
 
@@ -28,39 +30,42 @@ struct Row {
   std::string detail;
 };
 
+using Traits = lab::test::BENCH_TRAITS;
+using T = Traits::T;
+
 Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   Row row;
   row.log2n = log2n;
   row.n = std::size_t{1} << log2n;
   const std::size_t n = row.n;
-  const std::size_t copies = lab::rotation_count(n * sizeof(int), info);
-  const std::size_t workspace_bytes = sum_workspace_bytes(n);
-  if (copies * n * sizeof(int) + workspace_bytes + (std::size_t{1} << 28) > info.free_mem_bytes) {
+  const std::size_t copies = lab::rotation_count(n * sizeof(T), info);
+  const std::size_t workspace_bytes = Traits::workspace_bytes(n);
+  if (copies * n * sizeof(T) + workspace_bytes + (std::size_t{1} << 28) > info.free_mem_bytes) {
     row.status = "no_memory";
     return row;
   }
-  lab::DeviceBuffer<int> inputs(copies * n);
-  const lab::IntInput spec{lab::IntPattern::kRandom, 0x5eed0000u + static_cast<unsigned>(log2n), n};
+  lab::DeviceBuffer<T> inputs(copies * n);
+  const Traits::Input spec = Traits::bandwidth_input(0x5eed0000u + static_cast<unsigned>(log2n), n);
   for (std::size_t c = 0; c < copies; ++c) lab::generate(inputs.get() + c * n, n, spec, stream);
   lab::DeviceBuffer<unsigned char> workspace(workspace_bytes);
-  lab::DeviceBuffer<int> out(1);
-  const int expected = static_cast<int>(lab::reference_sum(spec));
+  lab::DeviceBuffer<T> out(1);
+  const T expected = Traits::reference(spec);
   auto call = [&](long k) {
-    reduce_sum(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
-               workspace.get(), stream);
+    Traits::run(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
+                workspace.get(), stream);
     CUDA_CHECK_LAUNCH();
   };
   out.fill_bytes(0xA5, stream);
   call(0);
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  int got = 0;
+  T got{};
   CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
-  if (got != expected || lab_todo_reached()) {
+  if (!Traits::same(got, expected) || lab_todo_reached()) {
     row.status = "wrong";
-    row.detail = "expected " + std::to_string(expected) + ", got " + std::to_string(got);
+    row.detail = "expected " + Traits::show(expected) + ", got " + Traits::show(got);
     return row;
   }
-  const lab::BenchResult r = lab::bench_device(call, n * sizeof(int), stream);
+  const lab::BenchResult r = lab::bench_device(call, n * sizeof(T), stream);
   row.gbps = r.gbps();
   row.median_ms = r.median_ms;
   return row;

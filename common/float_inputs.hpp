@@ -1,0 +1,71 @@
+// Seeded, counter-based float inputs for the max labs; element i is a pure
+// function of (pattern, seed, n, i), as for the int inputs (int_inputs.hpp).
+// Each pattern targets a classic mistake: an identity of 0 (all negative), of
+// -FLT_MAX (all -inf), NaN dropped by fmaxf, the order of signed zeros.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "host_device.hpp"
+#include "int_inputs.hpp"  // mix64
+
+namespace lab {
+
+enum class FloatPattern : int {
+  kRandom,        // uniform in [-1000, 1000)
+  kAllNegative,   // uniform in [-1000, -1)
+  kPosInf,        // random, one +inf
+  kNegInf,        // random, one -inf
+  kAllNegInf,     // every element -inf: the max is -inf
+  kNaN,           // random, one NaN: the max is NaN
+  kSignedZeros,   // -0.0 and +0.0 mixed, at least one +0.0: the max is +0.0
+  kNegativeZeros, // every element -0.0: the max is -0.0
+};
+
+inline const char* pattern_name(FloatPattern p) {
+  switch (p) {
+    case FloatPattern::kRandom: return "random";
+    case FloatPattern::kAllNegative: return "all_negative";
+    case FloatPattern::kPosInf: return "plus_inf";
+    case FloatPattern::kNegInf: return "minus_inf";
+    case FloatPattern::kAllNegInf: return "all_minus_inf";
+    case FloatPattern::kNaN: return "nan";
+    case FloatPattern::kSignedZeros: return "signed_zeros";
+    case FloatPattern::kNegativeZeros: return "negative_zeros";
+  }
+  return "?";
+}
+
+struct FloatInput {
+  FloatPattern pattern = FloatPattern::kRandom;
+  std::uint64_t seed = 1;
+  std::size_t n = 0;
+
+  // Where the one special element (inf, NaN, +0.0) sits.
+  LAB_HOST_DEVICE std::size_t special() const { return n ? mix64(seed ^ 0x5bec1a1) % n : 0; }
+
+  LAB_HOST_DEVICE float at(std::size_t i) const {
+    const std::uint64_t h = mix64(seed ^ mix64(i));
+    const float unit = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    switch (pattern) {
+      case FloatPattern::kAllNegative: return -1.0f - 999.0f * unit;
+      case FloatPattern::kAllNegInf: return -INFINITY;
+      case FloatPattern::kNegativeZeros: return -0.0f;
+      case FloatPattern::kSignedZeros: return (i == special() || (h & 1)) ? 0.0f : -0.0f;
+      default: break;
+    }
+    if (i == special()) {
+      if (pattern == FloatPattern::kPosInf) return INFINITY;
+      if (pattern == FloatPattern::kNegInf) return -INFINITY;
+      if (pattern == FloatPattern::kNaN) return NAN;
+    }
+    return 2000.0f * unit - 1000.0f;
+  }
+};
+
+// max_op over the whole input, on all CPU cores; -inf for n == 0.
+float reference_max(const FloatInput& input);
+
+}  // namespace lab

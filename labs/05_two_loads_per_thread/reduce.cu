@@ -1,0 +1,50 @@
+// Lab 05: two loads per thread. The handout is README.md in this folder.
+//
+// What lab 04 wastes: every thread loads one element, and half of the threads
+// idle from the first step of the tree on. Here a block of 256 threads covers
+// 512 inputs: thread t loads in[i] and in[i + blockDim.x] and adds them on the
+// way into shared memory. The first level of the tree costs no barrier and no
+// idle threads, a block moves twice the bytes for the same tree, and half as
+// many blocks are launched.
+//
+// What it still wastes: each thread has only two loads in flight before the
+// tree, and a block that retires after 2 KiB of input pays the whole tree and
+// a launch slot for it. Lab 06 keeps a fixed grid busy with a loop.
+//
+// Only the fenced region is yours; the grader restores everything else.
+#include <cstddef>
+
+#include "lab_fence.cuh"
+#include "sum_contract.cuh"
+#include "tree_passes.cuh"
+
+namespace {
+
+constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
+
+// Block b sums in[b*2*blockDim.x, (b+1)*2*blockDim.x) (as far as n allows)
+// into block_sums[b].
+__global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
+  // ---- your code here (block_sum) ----
+  // TODO: a block covers 2 * blockDim.x inputs. Thread tid of block b loads
+  // element i = b * 2 * blockDim.x + tid and element i + blockDim.x (each only
+  // if it is < n) and stores their sum in a __shared__ array of kThreads ints.
+  // Then reduce it as in lab 04 (stride from blockDim.x / 2 down to 1,
+  // __syncthreads() after every step) and let thread 0 write block_sums[b].
+  // Index with std::size_t: n can exceed 2^32.
+  LAB_TODO();
+  // ---- end ----
+}
+
+}  // namespace
+
+constexpr std::size_t kPerBlock = 2 * kThreads;  // inputs one block reduces
+
+std::size_t sum_workspace_bytes(std::size_t n) {
+  return lab::tree_workspace_elements(n, kPerBlock) * sizeof(int);
+}
+
+void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStream_t stream) {
+  lab::run_tree_passes<int>(block_sum, kThreads, kPerBlock, in, n, out,
+                            static_cast<int*>(workspace), 0, stream);
+}

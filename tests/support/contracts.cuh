@@ -1,0 +1,140 @@
+// How the generic tests and benchmarks reach each contract. One traits struct
+// per contract; everything else (cases, poisoning, guards, bandwidth) is
+// written once in contract_check.cuh and bandwidth_case.cuh.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "failure_report.hpp"
+#include "float_inputs.hpp"
+#include "int_inputs.hpp"
+#include "max_contract.cuh"
+#include "max_op.hpp"
+#include "sum_contract.cuh"
+
+namespace lab::test {
+
+inline constexpr std::uint32_t kPoisonBits = 0xA5A5A5A5u;
+
+struct SumTraits {
+  using T = int;
+  using Input = IntInput;
+  using Pattern = IntPattern;
+  static constexpr const char* kWhat = "sum";
+  static constexpr T kGuardBefore = 1 << 24;
+  static constexpr T kGuardAfter = 1 << 16;
+
+  static std::vector<Pattern> patterns() { return {std::begin(kIntPatterns), std::end(kIntPatterns)}; }
+  static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
+  static Input bandwidth_input(std::uint64_t seed, std::size_t n) {
+    return {IntPattern::kRandom, seed, n};
+  }
+  static bool allowed(Pattern p, std::size_t n) { return int_pattern_allowed(p, n); }
+  static T identity() { return 0; }
+  static T reference(const Input& in) {
+    const std::int64_t exact = reference_sum(in);
+    if (exact < INT32_MIN || exact > INT32_MAX)
+      throw std::logic_error("test bug: the input's sum overflows int");
+    return static_cast<T>(exact);
+  }
+  static std::size_t workspace_bytes(std::size_t n) { return sum_workspace_bytes(n); }
+  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
+    reduce_sum(in, n, out, ws, s);
+  }
+  static bool same(T a, T b) { return a == b; }
+  static std::string show(T v) { return std::to_string(v); }
+
+  // The most specific explanation of one wrong value.
+  static void explain_wrong(T expected, T got, CaseFailure* f) {
+    const std::int64_t diff = std::int64_t{got} - expected;
+    const std::uint32_t wrapped =
+        static_cast<std::uint32_t>(got) - static_cast<std::uint32_t>(expected);
+    if (wrapped == kPoisonBits) {
+      f->hint = hint::kNotReset;
+      f->explain = "got = poison + expected: the result was added to *out without resetting it";
+    } else if (diff > 0 && diff % kGuardAfter == 0) {
+      f->hint = hint::kReadPastEnd;
+      f->explain = "the sum is too large by " + std::to_string(diff / kGuardAfter) +
+                   " x the guard value placed after the input: a thread read past in[n-1] "
+                   "(missing or off-by-one bounds check)";
+    } else if (diff % kGuardBefore == 0) {
+      f->hint = hint::kReadBeforeStart;
+      f->explain = "the error is a multiple of the guard value placed before the input: a "
+                   "thread read before in[0] (a negative or wrapped index)";
+    } else {
+      f->hint = hint::kWrongValue;
+      f->explain = "the sum is off by " + std::to_string(diff) +
+                   "; check which elements each thread adds, and the barriers between steps";
+    }
+  }
+};
+
+struct MaxTraits {
+  using T = float;
+  using Input = FloatInput;
+  using Pattern = FloatPattern;
+  static constexpr const char* kWhat = "max";
+  // Guards larger than any input: reading one replaces the maximum with it.
+  static constexpr T kGuardBefore = 3.0e30f;
+  static constexpr T kGuardAfter = 2.0e30f;
+
+  static std::vector<Pattern> patterns() {
+    return {FloatPattern::kRandom,    FloatPattern::kAllNegative, FloatPattern::kPosInf,
+            FloatPattern::kNegInf,    FloatPattern::kAllNegInf,   FloatPattern::kNaN,
+            FloatPattern::kSignedZeros, FloatPattern::kNegativeZeros};
+  }
+  static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
+  static Input bandwidth_input(std::uint64_t seed, std::size_t n) {
+    return {FloatPattern::kRandom, seed, n};
+  }
+  static bool allowed(Pattern, std::size_t) { return true; }
+  static T identity() { return -INFINITY; }
+  static T reference(const Input& in) { return reference_max(in); }
+  static std::size_t workspace_bytes(std::size_t n) { return max_workspace_bytes(n); }
+  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
+    reduce_max(in, n, out, ws, s);
+  }
+  // Bit for bit (so -0.0 differs from +0.0), except that any NaN matches any NaN.
+  static bool same(T a, T b) { return (a != a && b != b) || float_bits(a) == float_bits(b); }
+  static std::string show(T v) {
+    if (v != v) return "nan";
+    if (v == 0) return (float_bits(v) >> 31) ? "-0.0" : "+0.0";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+  }
+
+  static void explain_wrong(T expected, T got, CaseFailure* f) {
+    if (got == kGuardAfter) {
+      f->hint = hint::kReadPastEnd;
+      f->explain = "the result is the guard value placed after the input: a thread read past "
+                   "in[n-1] (missing or off-by-one bounds check)";
+    } else if (got == kGuardBefore) {
+      f->hint = hint::kReadBeforeStart;
+      f->explain = "the result is the guard value placed before the input: a thread read "
+                   "before in[0] (a negative or wrapped index)";
+    } else if (expected == 0.0f && got == 0.0f) {
+      f->hint = hint::kWrongValue;
+      f->explain = "+0.0 and -0.0: the max is +0.0 whenever a +0.0 is present (lab::max_op)";
+    } else if (expected != expected) {
+      f->hint = hint::kWrongValue;
+      f->explain = "the input holds a NaN, so the max is NaN: fmaxf and a > b ? a : b drop "
+                   "NaN; use lab::max_op";
+    } else if (got == 0.0f || got == -3.402823466e38f || (got == -2147483648.0f)) {
+      f->hint = hint::kWrongIdentity;
+      f->explain = "got " + show(got) + ", which is not in the input: the identity of max is "
+                   "-inf (0 fails on negative inputs, -FLT_MAX and RAND_MIN on -inf)";
+    } else {
+      f->hint = hint::kWrongValue;
+      f->explain = "the max is wrong; check which elements each thread compares, the "
+                   "identity for missing elements, and the barriers between steps";
+    }
+  }
+};
+
+}  // namespace lab::test
