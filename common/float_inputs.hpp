@@ -13,9 +13,12 @@
 
 namespace lab {
 
+// Values are multiples of 1/1024 below 1024 in magnitude: exactly representable,
+// so the GPU's generator (where the compiler may fuse a multiply and an add) and
+// the CPU's reference produce the same bits.
 enum class FloatPattern : int {
-  kRandom,        // uniform in [-1000, 1000)
-  kAllNegative,   // uniform in [-1000, -1)
+  kRandom,        // uniform in [-1024, 1024)
+  kAllNegative,   // uniform in [-1025, -1)
   kPosInf,        // random, one +inf
   kNegInf,        // random, one -inf
   kAllNegInf,     // every element -inf: the max is -inf
@@ -48,9 +51,10 @@ struct FloatInput {
 
   LAB_HOST_DEVICE float at(std::size_t i) const {
     const std::uint64_t h = mix64(seed ^ mix64(i));
-    const float unit = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    const int k = static_cast<int>(h >> 43);  // 21 random bits
+    const float value = static_cast<float>(k - (1 << 20)) / 1024.0f;  // exact
     switch (pattern) {
-      case FloatPattern::kAllNegative: return -1.0f - 999.0f * unit;
+      case FloatPattern::kAllNegative: return -1.0f - static_cast<float>(k) / 2048.0f;  // exact
       case FloatPattern::kAllNegInf: return -INFINITY;
       case FloatPattern::kNegativeZeros: return -0.0f;
       case FloatPattern::kSignedZeros: return (i == special() || (h & 1)) ? 0.0f : -0.0f;
@@ -61,7 +65,7 @@ struct FloatInput {
       if (pattern == FloatPattern::kNegInf) return -INFINITY;
       if (pattern == FloatPattern::kNaN) return NAN;
     }
-    return 2000.0f * unit - 1000.0f;
+    return value;
   }
 };
 

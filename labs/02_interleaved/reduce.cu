@@ -28,7 +28,7 @@ __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __rest
   // ---- your code here (block_sum) ----
   // TODO: load element i = blockIdx.x * blockDim.x + threadIdx.x (0 past the
   // end: n need not be a multiple of the block) into a __shared__ array of
-  // kThreads ints. Then for s = 1, 2, 4, ... < blockDim.x: a thread whose
+  // kThreads ints. Then for s = 1, 2, 4, ... < kThreads: a thread whose
   // index is a multiple of 2*s adds element tid + s onto element tid, with
   // __syncthreads() after every step (outside the if). Thread 0 writes the
   // block's sum to block_sums[blockIdx.x]. Index with std::size_t.

@@ -31,7 +31,10 @@ __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __rest
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + tid;
   partial[tid] = i < n ? in[i] : 0;
   __syncthreads();
-  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+  // kThreads, not blockDim.x: with a trip count known at compile time the loop
+  // unrolls, s becomes a constant in each step, and % turns into a mask.
+  // With blockDim.x every step divides, and this kernel runs at half speed.
+  for (unsigned s = 1; s < kThreads; s *= 2) {
     if (tid % (2 * s) == 0) partial[tid] += partial[tid + s];
     __syncthreads();
   }
