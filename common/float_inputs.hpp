@@ -25,6 +25,8 @@ enum class FloatPattern : int {
   kNaN,           // random, one NaN: the max is NaN
   kSignedZeros,   // -0.0 and +0.0 mixed, at least one +0.0: the max is +0.0
   kNegativeZeros, // every element -0.0: the max is -0.0
+  kAscending,     // element i is i: every block's max sits in its last threads, so
+                  // it must travel the whole tree (a missing barrier loses it)
 };
 
 inline const char* pattern_name(FloatPattern p) {
@@ -37,6 +39,7 @@ inline const char* pattern_name(FloatPattern p) {
     case FloatPattern::kNaN: return "nan";
     case FloatPattern::kSignedZeros: return "signed_zeros";
     case FloatPattern::kNegativeZeros: return "negative_zeros";
+    case FloatPattern::kAscending: return "ascending";
   }
   return "?";
 }
@@ -57,6 +60,7 @@ struct FloatInput {
       case FloatPattern::kAllNegative: return -1.0f - static_cast<float>(k) / 2048.0f;  // exact
       case FloatPattern::kAllNegInf: return -INFINITY;
       case FloatPattern::kNegativeZeros: return -0.0f;
+      case FloatPattern::kAscending: return static_cast<float>(i);  // one rounding, same everywhere
       case FloatPattern::kSignedZeros: return (i == special() || (h & 1)) ? 0.0f : -0.0f;
       default: break;
     }

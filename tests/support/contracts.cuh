@@ -86,7 +86,7 @@ struct MaxTraits {
   static std::vector<Pattern> patterns() {
     return {FloatPattern::kRandom,    FloatPattern::kAllNegative, FloatPattern::kPosInf,
             FloatPattern::kNegInf,    FloatPattern::kAllNegInf,   FloatPattern::kNaN,
-            FloatPattern::kSignedZeros, FloatPattern::kNegativeZeros};
+            FloatPattern::kSignedZeros, FloatPattern::kNegativeZeros, FloatPattern::kAscending};
   }
   static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
   static Input bandwidth_input(std::uint64_t seed, std::size_t n) {
