@@ -72,8 +72,9 @@ void run_tree_passes(BlockKernel<T> kernel, unsigned threads, std::size_t per_bl
 }
 
 // Blocks for a grid-stride kernel: `per_sm` blocks on every multiprocessor
-// (8 x 256 threads = 2048, all an SM of compute capability 7.5 to 9.0 holds at
-// once), but no more blocks than there are block-sized slices of input.
+// (8 x 256 threads = 2048, all an SM of compute capability 8.0 and 9.0 holds
+// at once; Turing's hold 1024, and the extra blocks wait their turn), but no
+// more blocks than there are block-sized slices of input.
 inline unsigned fill_grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
   const std::size_t wanted = std::size_t{per_sm} * static_cast<unsigned>(current_sm_count());
   const std::size_t useful = blocks_for(n, threads);

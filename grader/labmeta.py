@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
-KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_float_sum")
+KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Lab:
     floor: float
     forbidden: tuple[str, ...] = field(default_factory=tuple)
     anchor_gbps: dict[int, float] = field(default_factory=dict)   # H200, by log2(n)
+    beats_cub: bool = False     # the reference must match or beat CUB at every size
 
     @property
     def points(self) -> int:
@@ -70,7 +71,8 @@ def load(path: Path = LABS_TOML) -> Course:
                       points_performance=int(entry["points_performance"]),
                       threshold=float(entry["threshold"]), floor=float(entry["floor"]),
                       forbidden=tuple(entry.get("forbidden", ())),
-                      anchor_gbps=_anchors(entry))
+                      anchor_gbps=_anchors(entry),
+                      beats_cub=bool(entry.get("beats_cub", False)))
         except KeyError as missing:
             raise ValueError(f"{path}: lab {lab_id} lacks {missing}") from None
         if lab.kind not in KINDS:

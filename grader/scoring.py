@@ -130,11 +130,13 @@ def score(lab: Lab, run: BinaryRun) -> LabResult:
     correct = all(c.ok for c in correctness)
     if correct:
         r.points_correctness = float(lab.points_correctness)
+    # A lab with several bandwidth tests (lab 09: sum and max) is as fast as its slowest.
     for c in filter(is_performance, run.cases):
-        if "fraction" in c.properties:
+        fraction = _float(c.properties, "fraction")
+        if fraction is not None and (r.fraction is None or fraction < r.fraction):
             r.gbps = _float(c.properties, "gbps")
             r.ceiling_gbps = _float(c.properties, "ceiling_gbps")
-            r.fraction = _float(c.properties, "fraction")
+            r.fraction = fraction
         elif c.status == "skipped":
             r.notes.append("bandwidth not measured: performance checks skipped here")
     if correct:

@@ -7,7 +7,7 @@
 // What it does wrong: thread t reads partial[2*s*t] and partial[2*s*t + s].
 // Shared memory has 32 banks of 4-byte words, and word w lives in bank w % 32.
 // At s = 1 a warp's 32 threads touch words 0, 2, 4, ... 62: two threads per
-// bank, a 2-way conflict; at s = 2, 4-way; at s = 8, 16-way. Conflicting
+// bank, a 2-way conflict; at s = 2, 4-way; from s = 4 on, 8-way. Conflicting
 // accesses are served one after another. On an H200 this costs more than the
 // divergence it removes: lab 03 is about 20% slower than lab 02. Lab 04 keeps
 // the busy threads contiguous and makes the accesses conflict-free.

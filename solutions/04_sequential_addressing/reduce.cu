@@ -3,7 +3,7 @@
 // What lab 03 got wrong: with index = 2*s*tid the active threads are
 // contiguous, but the threads of a warp touch partial[0], partial[2s],
 // partial[4s], ...: words that share a shared-memory bank, so each step's
-// accesses are serialised (2-way at s = 1, up to 16-way later).
+// accesses are serialised (2-way at s = 1, up to 8-way later).
 //
 // This kernel: the stride starts at blockDim.x / 2 and halves, and thread t
 // adds partial[t + s] to partial[t]. The active threads are contiguous (whole

@@ -1,7 +1,8 @@
-// Bandwidth of one implementation of a contract over a range of sizes, for the
-// grader's bench and gpucheck. Same routine as the bandwidth test (warm-up,
-// median of batches, inputs rotated so no call reads from L2); each size is
-// checked against the exact sum first, and a wrong size reports no figure.
+// Bandwidth of one implementation of a contract over a range of sizes, and of
+// CUB's DeviceReduce on the same inputs in the same process, for the grader's
+// bench and gpucheck. Same routine as the bandwidth test (warm-up, median of
+// batches, inputs rotated so no call reads from L2); each size is checked
+// against the CPU reference first, and a wrong size reports no figure.
 //
 // Built once per implementation with BENCH_NAME (its name) and BENCH_TRAITS
 // (SumTraits or MaxTraits, tests/support/contracts.cuh).
@@ -26,7 +27,7 @@ struct Row {
   int log2n = 0;
   std::size_t n = 0;
   std::string status = "ok";  // ok | wrong | no_memory
-  double gbps = 0, median_ms = 0;
+  double gbps = 0, median_ms = 0, cub_gbps = 0;
   std::string detail;
 };
 
@@ -68,6 +69,14 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   const lab::BenchResult r = lab::bench_device(call, n * sizeof(T), stream);
   row.gbps = r.gbps();
   row.median_ms = r.median_ms;
+
+  const std::size_t cub_bytes = Traits::cub_bytes(n);
+  lab::DeviceBuffer<unsigned char> cub_temp(cub_bytes);
+  auto cub_call = [&](long k) {
+    Traits::run_cub(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
+                    cub_temp.get(), cub_bytes, stream);
+  };
+  row.cub_gbps = lab::bench_device(cub_call, n * sizeof(T), stream).gbps();
   return row;
 }
 
@@ -103,7 +112,8 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     for (const int s : sizes) rows.push_back(bench_size(s, info, stream));
 
-    std::string json = "{\"name\":\"" BENCH_NAME "\",\"device\":\"" + info.name +
+    std::string json = "{\"name\":\"" BENCH_NAME "\",\"contract\":\"" + std::string(Traits::kWhat) +
+                       "\",\"device\":\"" + info.name +
                        "\",\"ceiling_gbps\":" + std::to_string(ceiling) +
                        ",\"theoretical_gbps\":" + std::to_string(info.theoretical_gbps()) +
                        ",\"sizes\":[";
@@ -113,9 +123,10 @@ int main(int argc, char** argv) {
       json += std::string(i ? "," : "") + "{\"log2n\":" + std::to_string(r.log2n) +
               ",\"n\":" + std::to_string(r.n) + ",\"status\":\"" + r.status +
               "\",\"gbps\":" + std::to_string(r.gbps) +
-              ",\"median_ms\":" + std::to_string(r.median_ms) + ",\"detail\":\"" + r.detail + "\"}";
-      std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s  %s\n", r.log2n, r.n, r.status.c_str(), r.gbps,
-                  r.detail.c_str());
+              ",\"median_ms\":" + std::to_string(r.median_ms) +
+              ",\"cub_gbps\":" + std::to_string(r.cub_gbps) + ",\"detail\":\"" + r.detail + "\"}";
+      std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s   CUB %8.1f GB/s  %s\n", r.log2n, r.n,
+                  r.status.c_str(), r.gbps, r.cub_gbps, r.detail.c_str());
     }
     json += "]}\n";
     if (json_path) {

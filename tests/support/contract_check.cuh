@@ -32,19 +32,20 @@ T poison_value() {
 }
 
 template <class C>
-void check_case(typename C::Pattern pattern, std::size_t n) {
+void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 0) {
   using T = typename C::T;
   const std::uint64_t seed = case_seed(n, static_cast<std::uint64_t>(pattern));
   const typename C::Input spec = C::input(pattern, seed, n);
   CaseFailure f;
   f.n = n;
   f.input = pattern_name(pattern);
+  if (shift) f.input += ", starting " + std::to_string(shift) + " elements past a 16-byte boundary";
   f.seed = seed;
   ::testing::Test::RecordProperty("n", std::to_string(n));
   ::testing::Test::RecordProperty("input", f.input);
 
   CudaStream stream;
-  GuardedInput<T, typename C::Input> input(spec, n, C::kGuardBefore, C::kGuardAfter, stream);
+  GuardedInput<T, typename C::Input> input(spec, n, C::kGuardBefore, C::kGuardAfter, stream, shift);
   const T expected = C::reference(spec);
   f.expected = C::show(expected);
 
@@ -104,6 +105,17 @@ void check_case(typename C::Pattern pattern, std::size_t n) {
                 "contract leaves the input unchanged (reduce in shared memory or the workspace)";
     return report(f);
   }
+}
+
+// Inputs that start 1, 2 or 3 elements past a 16-byte boundary, with sizes
+// that are not multiples of 4: a kernel that loads 16 bytes at a time must
+// handle a head and a tail with narrower loads.
+template <class C>
+void check_unaligned_starts() {
+  for (const std::size_t shift : {1, 2, 3})
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5},
+                                std::size_t{1001}, std::size_t{4099}, (std::size_t{1} << 20) + 2})
+      if (!::testing::Test::HasFailure()) check_case<C>(C::patterns()[n % C::patterns().size()], n, shift);
 }
 
 // n == 0 writes the identity (0 for sum, -inf for max).

@@ -17,6 +17,10 @@
 #include "max_op.hpp"
 #include "sum_contract.cuh"
 
+#include <cub/device/device_reduce.cuh>
+
+#include "cuda_check.cuh"
+
 namespace lab::test {
 
 inline constexpr std::uint32_t kPoisonBits = 0xA5A5A5A5u;
@@ -45,6 +49,17 @@ struct SumTraits {
   static std::size_t workspace_bytes(std::size_t n) { return sum_workspace_bytes(n); }
   static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
     reduce_sum(in, n, out, ws, s);
+  }
+  // The peer: CUB's DeviceReduce for the same contract (temp: cub_bytes(n)).
+  static std::size_t cub_bytes(std::size_t n) {
+    std::size_t bytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const T*>(nullptr),
+                                      static_cast<T*>(nullptr), n));
+    return bytes;
+  }
+  static void run_cub(const T* in, std::size_t n, T* out, void* temp, std::size_t bytes,
+                      cudaStream_t s) {
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, n, s));
   }
   static bool same(T a, T b) { return a == b; }
   static std::string show(T v) { return std::to_string(v); }
@@ -98,6 +113,16 @@ struct MaxTraits {
   static std::size_t workspace_bytes(std::size_t n) { return max_workspace_bytes(n); }
   static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
     reduce_max(in, n, out, ws, s);
+  }
+  static std::size_t cub_bytes(std::size_t n) {
+    std::size_t bytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, static_cast<const T*>(nullptr),
+                                      static_cast<T*>(nullptr), n));
+    return bytes;
+  }
+  static void run_cub(const T* in, std::size_t n, T* out, void* temp, std::size_t bytes,
+                      cudaStream_t s) {
+    CUDA_CHECK(cub::DeviceReduce::Max(temp, bytes, in, out, n, s));
   }
   // Bit for bit (so -0.0 differs from +0.0), except that any NaN matches any NaN.
   static bool same(T a, T b) { return (a != a && b != b) || float_bits(a) == float_bits(b); }

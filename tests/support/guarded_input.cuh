@@ -16,17 +16,21 @@ inline constexpr std::size_t kGuardElements = std::size_t{1} << 16;
 template <class T, class Input>
 class GuardedInput {
  public:
-  GuardedInput(const Input& input, std::size_t n, T before, T after, cudaStream_t stream)
-      : input_(input), n_(n), before_{before}, after_{after}, storage_(n + 2 * kGuardElements) {
-    generate(storage_.get(), kGuardElements, before_, stream);
+  // `shift` elements more of guard before the input: data() is then 16-byte
+  // aligned only for shift 0, which tests vector loads on unaligned starts.
+  GuardedInput(const Input& input, std::size_t n, T before, T after, cudaStream_t stream,
+               std::size_t shift = 0)
+      : input_(input), n_(n), lead_(kGuardElements + shift), before_{before}, after_{after},
+        storage_(n + lead_ + kGuardElements) {
+    generate(storage_.get(), lead_, before_, stream);
     generate(data(), n_, input_, stream);
     generate(data() + n_, kGuardElements, after_, stream);
   }
-  T* data() const { return storage_.get() + kGuardElements; }
+  T* data() const { return storage_.get() + lead_; }
 
   // Elements of the input or its guards that differ from what was generated.
   std::size_t changed(cudaStream_t stream) const {
-    return count_changes(storage_.get(), kGuardElements, before_, stream) +
+    return count_changes(storage_.get(), lead_, before_, stream) +
            count_changes(data(), n_, input_, stream) +
            count_changes(data() + n_, kGuardElements, after_, stream);
   }
@@ -34,6 +38,7 @@ class GuardedInput {
  private:
   Input input_;
   std::size_t n_;
+  std::size_t lead_;
   ConstantInput<T> before_, after_;
   DeviceBuffer<T> storage_;
 };

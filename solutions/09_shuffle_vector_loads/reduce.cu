@@ -1,0 +1,176 @@
+// Lab 09: warp shuffles and 16-byte loads, one pass. The handout is README.md.
+//
+// What lab 07 leaves on the table: at 2^28 ints it reads 4,307 GB/s where
+// CUB reads about 4,450. Every load moves 4 bytes, so a warp needs many load
+// instructions in flight to keep the memory busy, and every block spends a
+// shared-memory tree with 8 barriers on its result.
+//
+// This kernel, for int sum and float max alike:
+//   - loads 16 bytes per thread per instruction (int4 / float4), 4 of them in
+//     flight before the first is used: 64 bytes per thread, 64 KiB per block;
+//   - gives each block one contiguous share of the input, read in tiles (as
+//     CUB does), rather than striding over all of it; with 1024 threads and
+//     4 blocks per SM this was the fastest of 40 variants at 2^28 and 2^30
+//     (tests/gpu_runs/h200/vector-sum-sweep-3.txt: 4,562 and 4,621 GB/s,
+//     CUB 4,511 and 4,553 in the same process);
+//   - reduces within a warp by __shfl_down_sync, in registers: no shared
+//     memory and no barrier until the 32 warp results meet, once;
+//   - finishes in the same launch: one atomic per block. For the sum,
+//     atomicAdd into *out (reset first on the caller's stream). For the max,
+//     floats have no atomicMax, and an integer atomicMax on a float's bits
+//     orders negative floats backwards; order_key() maps floats to unsigned
+//     keys that sort as lab::max_op does, and the last block to finish turns
+//     the largest key back into a float.
+// 16-byte loads need 16-byte aligned addresses: a pointer that starts 1 to 3
+// elements past a boundary gets its first elements (the head) and its last
+// n mod 4 (the tail) added one by one.
+//
+// Only the fenced regions are yours; the grader restores everything else.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "lab_fence.cuh"
+#include "max_contract.cuh"
+#include "max_op.hpp"
+#include "sum_contract.cuh"
+#include "tree_passes.cuh"
+
+// A named namespace, not an anonymous one: the skeleton leaves these unused
+// until its fences are written, and nvcc warns about unused internal names.
+namespace lab09 {
+
+constexpr unsigned kThreads = 1024;
+constexpr int kLoads = 4;             // 16-byte loads in flight per thread
+constexpr unsigned kBlocksPerSm = 4;  // sweep: tests/gpu_runs/h200/vector-sum-sweep-3.txt
+inline constexpr unsigned kFullMask = 0xffffffffu;  // every lane takes part
+
+// Floats as unsigned keys that order as lab::max_op does: NaN above all,
+// +0.0 above -0.0, negatives below positives, larger magnitudes of negatives
+// lower. Key 0 is below every float, -inf included.
+__device__ unsigned order_key(float f) {
+  if (f != f) return 0xffffffffu;
+  const unsigned bits = __float_as_uint(f);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+__device__ float from_key(unsigned key) {
+  if (key == 0xffffffffu) return NAN;
+  return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+// The two reductions of this lab, on 4-byte values and their 16-byte vectors.
+struct Sum {
+  using T = int;
+  using Vec = int4;
+  __device__ static T identity() { return 0; }
+  __device__ static T combine(T a, T b) { return a + b; }
+  __device__ static T fold(Vec v) { return (v.x + v.y) + (v.z + v.w); }
+  // Thread 0 of each block, once; *out was reset to 0 before the launch.
+  __device__ void finish(T block_total) const { atomicAdd(out, block_total); }
+  int* out;
+};
+
+struct Max {
+  using T = float;
+  using Vec = float4;
+  __device__ static T identity() { return -INFINITY; }
+  __device__ static T combine(T a, T b) { return lab::max_op(a, b); }
+  __device__ static T fold(Vec v) { return lab::max_op(lab::max_op(v.x, v.y), lab::max_op(v.z, v.w)); }
+  __device__ void finish(T block_max) const {
+    atomicMax(&state[0], order_key(block_max));
+    __threadfence();  // our atomicMax is visible before we count ourselves finished
+    if (atomicAdd(&state[1], 1u) == gridDim.x - 1) *out = from_key(atomicAdd(&state[0], 0u));
+  }
+  float* out;
+  unsigned* state;  // [0] the largest key so far, [1] blocks finished; zeroed before the launch
+};
+
+// The combination of v over the 32 lanes of a warp, in lane 0.
+template <class Op>
+__device__ typename Op::T warp_reduce(typename Op::T v) {
+  // ---- your code here (warp_reduce) ----
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = Op::combine(v, __shfl_down_sync(kFullMask, v, offset));
+  return v;
+  // ---- end ----
+}
+
+// One pass over in[0, n): each block combines its share and calls op.finish
+// once, from thread 0.
+template <class Op>
+__global__ void __launch_bounds__(kThreads) vector_reduce(const typename Op::T* __restrict__ in,
+                                                          std::size_t n, Op op) {
+  // ---- your code here (vector_reduce) ----
+  using T = typename Op::T;
+  using Vec = typename Op::Vec;
+  // A head up to the first 16-byte boundary, whole vectors, a tail.
+  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) % 4;
+  const std::size_t head = misaligned ? (4 - misaligned < n ? 4 - misaligned : n) : 0;
+  const Vec* body = reinterpret_cast<const Vec*>(in + head);
+  const std::size_t vectors = (n - head) / 4;
+  const std::size_t tail = head + vectors * 4;
+
+  // Block b reads one contiguous share of the vectors, a tile at a time.
+  const std::size_t tile = std::size_t{kThreads} * kLoads;
+  const std::size_t tiles_per_block = ((vectors + tile - 1) / tile + gridDim.x - 1) / gridDim.x;
+  const std::size_t begin = blockIdx.x * tiles_per_block * tile;
+  const std::size_t end = begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile
+                                                                   : vectors;
+  T v = Op::identity();
+  std::size_t base = begin;
+  for (; base + tile <= end; base += tile) {
+    Vec x[kLoads];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) x[k] = __ldcs(body + base + k * kThreads + threadIdx.x);
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) v = Op::combine(v, Op::fold(x[k]));
+  }
+  for (std::size_t i = base + threadIdx.x; i < end; i += kThreads)
+    v = Op::combine(v, Op::fold(__ldcs(body + i)));
+  const std::size_t t = std::size_t{blockIdx.x} * kThreads + threadIdx.x;
+  if (t < head) v = Op::combine(v, in[t]);
+  if (t < n - tail) v = Op::combine(v, in[tail + t]);
+
+  // Each warp in registers; the warps' results meet once in shared memory.
+  __shared__ T warp_results[kThreads / 32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_reduce<Op>(v);
+  if (lane == 0) warp_results[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = warp_reduce<Op>(lane < kThreads / 32 ? warp_results[lane] : Op::identity());
+    if (lane == 0) op.finish(v);
+  }
+  // ---- end ----
+}
+
+unsigned grid_blocks(std::size_t n) {
+  return lab::fill_grid_blocks(n / 4 + 1, kThreads * kLoads, kBlocksPerSm);
+}
+
+}  // namespace lab09
+
+using namespace lab09;
+
+std::size_t sum_workspace_bytes(std::size_t) { return 0; }
+
+void reduce_sum(const int* in, std::size_t n, int* out, void*, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int), stream));
+  if (n == 0) return;
+  vector_reduce<Sum><<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Sum{out});
+  CUDA_CHECK_LAUNCH();
+}
+
+std::size_t max_workspace_bytes(std::size_t) { return 2 * sizeof(unsigned); }
+
+void reduce_max(const float* in, std::size_t n, float* out, void* workspace, cudaStream_t stream) {
+  if (n == 0) {
+    lab::store_value(out, -INFINITY, stream);
+    return;
+  }
+  auto* state = static_cast<unsigned*>(workspace);
+  CUDA_CHECK(cudaMemsetAsync(state, 0, 2 * sizeof(unsigned), stream));
+  vector_reduce<Max><<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Max{out, state});
+  CUDA_CHECK_LAUNCH();
+}
