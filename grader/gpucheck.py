@@ -113,8 +113,10 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
             print(f"[gpucheck] {lab.id} bench ...", flush=True)
             benches = {p.name: bench(p, out_dir) for p in bench_binaries(build_dir, lab.id)}
             entry["bench"] = benches
-            first = next(iter(benches.values()), {})  # the int sum when a lab has two
-            entry["anchors"] = anchor_check(first, lab.anchor_gbps)
+            # Anchors are for the lab's first contract: the int sum where it has two.
+            main = next((b for b in benches.values() if b.get("contract") == "sum"),
+                        next(iter(benches.values()), {}))
+            entry["anchors"] = anchor_check(main, lab.anchor_gbps)
             entry["vs_cub"] = {name: cub_check(b) for name, b in benches.items()}
         labs[lab.id] = entry
     evidence["labs"] = labs
@@ -158,7 +160,8 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
         or not e.get("anchors", {"meets_90_percent_at_2^26_and_2^28": True})[
             "meets_90_percent_at_2^26_and_2^28"]
         or (course.lab(lab_id).beats_cub and not all(
-            v["at_or_above_cub_at_every_size"] for v in e.get("vs_cub", {}).values()))
+            v["at_or_above_cub_at_every_size"] for name, v in e.get("vs_cub", {}).items()
+            if e["bench"][name].get("contract") == "sum"))
         for lab_id, e in labs.items())
     return 1 if bad else 0
 
@@ -191,7 +194,9 @@ def summary_table(ev: dict) -> str:
         for name, v in e.get("vs_cub", {}).items():
             if course_beats_cub(lab_id):
                 lines.append(f"{name}: lowest ratio to CUB {v['lowest_ratio']}, at or above CUB "
-                             f"at every size: {v['at_or_above_cub_at_every_size']}")
+                             f"at every size: {v['at_or_above_cub_at_every_size']}"
+                             + ("" if e["bench"][name].get("contract") == "sum" else
+                                " (float max: reported, not required)"))
     for pid, p in ev.get("peers", {}).items():
         a = p["anchors"]["sizes"]
         lines.append(f"{pid:28} {'':>10} {'':>16} {'':>9} {'':>7} "

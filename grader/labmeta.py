@@ -28,6 +28,7 @@ class Lab:
     forbidden: tuple[str, ...] = field(default_factory=tuple)
     anchor_gbps: dict[int, float] = field(default_factory=dict)   # H200, by log2(n)
     beats_cub: bool = False     # the reference must match or beat CUB at every size
+    rdc: bool = False           # relocatable device code (dynamic parallelism)
 
     @property
     def points(self) -> int:
@@ -72,7 +73,8 @@ def load(path: Path = LABS_TOML) -> Course:
                       threshold=float(entry["threshold"]), floor=float(entry["floor"]),
                       forbidden=tuple(entry.get("forbidden", ())),
                       anchor_gbps=_anchors(entry),
-                      beats_cub=bool(entry.get("beats_cub", False)))
+                      beats_cub=bool(entry.get("beats_cub", False)),
+                      rdc=bool(entry.get("rdc", False)))
         except KeyError as missing:
             raise ValueError(f"{path}: lab {lab_id} lacks {missing}") from None
         if lab.kind not in KINDS:
@@ -122,8 +124,9 @@ inline constexpr const char* kCourseGpu = {_c_string(course.gpu)};
 
 
 def build_list(course: Course) -> str:
-    """One line per lab for meson.build: id, kind, comma-separated source files."""
-    return "".join(f"{lab.id} {lab.kind} {','.join(lab.files)}\n" for lab in course.labs)
+    """One line per lab for meson.build: id, kind, comma-separated sources, rdc or -."""
+    return "".join(f"{lab.id} {lab.kind} {','.join(lab.files)} {'rdc' if lab.rdc else '-'}\n"
+                   for lab in course.labs)
 
 
 def main(argv: list[str]) -> int:

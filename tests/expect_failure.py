@@ -10,6 +10,11 @@ or when the one test that can show the bug (--needs, for instance the
 2^32-element case) skipped on this machine.
 
 usage: expect_failure.py BINARY --hint HINT[,HINT...] [--needs TEST] [--timeout S]
+       expect_failure.py BINARY --sanitize TOOL --filter GTEST_FILTER
+
+With --sanitize the binary must fail under compute-sanitizer's TOOL (for a
+bug the outputs cannot show, such as a race in a max tree that loses nothing
+on most runs); exit 77 where compute-sanitizer is missing or there is no GPU.
 """
 from __future__ import annotations
 
@@ -18,16 +23,29 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from grader import sanitize  # noqa: E402
 from grader.gtest_run import SKIP_EXIT, run_gtest  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binary")
-    ap.add_argument("--hint", required=True, help="comma-separated hints, any of which will do")
+    ap.add_argument("--hint", help="comma-separated hints, any of which will do")
+    ap.add_argument("--sanitize", choices=sanitize.TOOLS, help="expect findings of this tool")
+    ap.add_argument("--filter", default=sanitize.SMALL_CASES, help="tests to run under it")
     ap.add_argument("--needs", help="the test that shows the bug, if only one can")
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args()
+    if args.sanitize:
+        result = sanitize.run_tool(Path(args.binary), args.sanitize, args.filter, args.timeout)
+        print(f"{args.sanitize}: {result.status}")
+        for finding in result.findings[:5]:
+            print("  " + finding)
+        if result.status == "findings":
+            return 0
+        return SKIP_EXIT if result.status == "unavailable" else 1
+    if not args.hint:
+        ap.error("--hint or --sanitize is required")
     hints = set(args.hint.split(","))
 
     run = run_gtest(args.binary, timeout=args.timeout)

@@ -6,7 +6,7 @@ the lab's solution. A mutant is kept as a substitution, not as a copy of the
 solution, so it always breaks the current code and cannot drift from it; a
 substitution that no longer matches exactly once stops the build.
 
-  mutate.py list SPEC                      lines "lab name file hints needs" for meson
+  mutate.py list SPEC                      lines "lab name file hints needs sanitize filter"
   mutate.py apply SPEC NAME SOLUTION OUT   writes the broken file
 """
 from __future__ import annotations
@@ -20,15 +20,18 @@ def load(spec: Path) -> list[dict]:
     with open(spec, "rb") as f:
         mutants = tomllib.load(f).get("mutant", [])
     for m in mutants:
-        for key in ("name", "file", "replace", "with", "hints", "why"):
+        for key in ("name", "file", "replace", "with", "why"):
             if key not in m:
                 raise SystemExit(f"{spec}: mutant {m.get('name', '?')} lacks {key!r}")
+        if "hints" not in m and "sanitize" not in m:
+            raise SystemExit(f"{spec}: mutant {m['name']} needs hints or sanitize")
     return mutants
 
 
 def listing(spec: Path) -> str:
-    return "".join(f"{spec.stem} {m['name']} {m['file']} {','.join(m['hints'])} "
-                   f"{m.get('needs', '-')}\n" for m in load(spec))
+    return "".join(f"{spec.stem} {m['name']} {m['file']} {','.join(m.get('hints', ['-']))} "
+                   f"{m.get('needs', '-')} {m.get('sanitize', '-')} {m.get('filter', '-')}\n"
+                   for m in load(spec))
 
 
 def apply(spec: Path, name: str, source: Path, out: Path) -> None:
