@@ -18,7 +18,8 @@ from . import labmeta, tools
 def _grade(args: argparse.Namespace) -> int:
     from . import grade
     report = grade.grade(args.labs or None, build_dir=args.build_dir, impl=args.impl,
-                         timeout=args.timeout, perf=not args.no_perf, seed=args.seed)
+                         timeout=args.timeout, perf=not args.no_perf, seed=args.seed,
+                         sanitize=args.sanitize)
     grade.write_json(report, args.json)
     print()
     text = grade.details(report)
@@ -34,6 +35,30 @@ def _grade(args: argparse.Namespace) -> int:
         print("\nSome labs need an NVIDIA GPU and were built but not run here.")
         return 4
     return 0
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from . import batch
+    config = batch.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
+                               gpus=args.gpus.split(",") if args.gpus else None, arch=args.arch,
+                               perf=not args.no_perf)
+    results = batch.run_batch(args.submissions, config)
+    return 1 if any(r.error for r in results) else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from . import bench
+    return bench.run(args.out, args.build_dir, args.arch)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from . import calibrate
+    return calibrate.run(args.build_dir, args.arch, args.repeats, args.margin, args.write)
+
+
+def _release(args: argparse.Namespace) -> int:
+    from . import release
+    return release.run(args.dest, not args.no_check)
 
 
 def _selftest(args: argparse.Namespace) -> int:
@@ -59,7 +84,39 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     g.add_argument("--seed", type=int, help="replay a run's inputs (printed in the report)")
     g.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
+    g.add_argument("--sanitize", action="store_true",
+                   help="also run small cases under compute-sanitizer (memcheck, racecheck, "
+                        "synccheck, initcheck); findings cost the lab its points")
     g.set_defaults(func=_grade)
+
+    b = sub.add_parser("batch", help="grade many submissions (folders, archives, git repos)")
+    b.add_argument("submissions", nargs="+")
+    b.add_argument("--out", type=Path, required=True, help="gradebook, feedback, worker trees")
+    b.add_argument("--lab", action="append", help="grade only these labs (repeatable)")
+    b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
+    b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
+    b.add_argument("--arch", default="auto", help="gpu_arch for meson")
+    b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
+    b.set_defaults(func=_batch)
+
+    r = sub.add_parser("bench", help="every reference and CUB over 2^16..2^30, JSON and plots")
+    r.add_argument("--out", type=Path, default=tools.REPO / "build" / "bench")
+    r.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    r.add_argument("--arch", default="auto")
+    r.set_defaults(func=_bench)
+
+    k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
+    k.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    k.add_argument("--arch", default="auto")
+    k.add_argument("--repeats", type=int, default=3)
+    k.add_argument("--margin", type=float, default=0.85)
+    k.add_argument("--write", action="store_true", help="update grader/labs.toml")
+    k.set_defaults(func=_calibrate)
+
+    e = sub.add_parser("release", help="write the student repository to DEST and check it")
+    e.add_argument("dest", type=Path)
+    e.add_argument("--no-check", action="store_true", help="skip grading lab 01 in DEST")
+    e.set_defaults(func=_release)
 
     s = sub.add_parser("selftest", help="the repository's own tests (solutions, skeletons, "
                                         "mutants, grader)")

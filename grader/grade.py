@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import labmeta, policy, tools
+from . import sanitize as sanitize_mod
 from .gtest_run import run_gtest
 from .scoring import LabResult, score
 
@@ -34,7 +35,8 @@ class GradeReport:
 
 
 def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Path = tools.REPO,
-              timeout: float = 600.0, perf: bool = True, seed: int | None = None) -> LabResult:
+              timeout: float = 600.0, perf: bool = True, seed: int | None = None,
+              env: dict[str, str] | None = None, sanitize: bool = False) -> LabResult:
     violations = policy.check(lab, repo / impl / lab.id) if impl == "labs" else []
     target = f"{lab.id}-{impl}"
     built = tools.build(build_dir, target)
@@ -43,9 +45,16 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Pa
                          reason=built.first_errors, max_correctness=lab.points_correctness,
                          max_performance=lab.points_performance, threshold=lab.threshold,
                          floor=lab.floor)
-    env = {} if perf else {"LAB_SKIP_PERF": "1"}
+    env = dict(env or {}, **({} if perf else {"LAB_SKIP_PERF": "1"}))
     run = run_gtest(build_dir / "tests" / target, timeout=timeout, env=env, seed=seed)
     result = score(lab, run)
+    if sanitize and lab.needs_gpu and result.status == "graded":
+        for tool_run in sanitize_mod.run_all(build_dir / "tests" / target):
+            result.sanitizer[tool_run.tool] = tool_run.status
+            if tool_run.status == "findings":
+                result.points_correctness = result.points_performance = 0.0
+                result.hints.insert(0, f"compute-sanitizer {tool_run.tool}: "
+                                       + "; ".join(tool_run.findings[:3]))
     if violations:
         result.status = "policy"
         result.points_correctness = result.points_performance = 0.0
@@ -55,7 +64,7 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Pa
 
 def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
           impl: str = "labs", timeout: float = 600.0, perf: bool = True,
-          seed: int | None = None, progress=print) -> GradeReport:
+          seed: int | None = None, sanitize: bool = False, progress=print) -> GradeReport:
     course = labmeta.load()
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
     build_dir = build_dir or tools.REPO / "build"
@@ -65,7 +74,7 @@ def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
     for lab in labs:
         progress(f"[grader] {lab.id}: building and testing ...")
         report.labs.append(grade_lab(lab, build_dir, impl=impl, timeout=timeout, perf=perf,
-                                     seed=seed))
+                                     seed=seed, sanitize=sanitize))
     return report
 
 

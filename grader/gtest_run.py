@@ -125,7 +125,11 @@ def _describe_exit(code: int) -> str:
 def run_gtest(binary: str | os.PathLike, *, timeout: float = 600.0, env: dict | None = None,
               seed: int | None = None, gtest_filter: str | None = None,
               max_restarts: int = 8) -> BinaryRun:
-    """Runs all tests of `binary` (or those matching gtest_filter) and returns every result."""
+    """Runs all tests of `binary` (or those matching gtest_filter) and returns every result.
+
+    After a crash the binary starts again without the tests already done and
+    the one that crashed (at most max_restarts times); after a timeout it does
+    not, since a kernel that hangs would most likely hang the next test too."""
     binary = str(binary)
     run = BinaryRun(binary=binary, status="completed")
     if not os.access(binary, os.X_OK):
@@ -175,5 +179,8 @@ def run_gtest(binary: str | os.PathLike, *, timeout: float = 600.0, env: dict | 
             run.reason = why
             if running is None and not cases:
                 return run  # died before any test started: nothing to resume
+            if timed_out:
+                # A kernel that never ends would hang every later test too: stop here.
+                return run
             run.restarts = attempt + 1
         return run

@@ -49,6 +49,7 @@ class LabResult:
     max_performance: int = 0
     seed: str = ""
     notes: list[str] = field(default_factory=list)
+    sanitizer: dict[str, str] = field(default_factory=dict)  # tool -> clean | findings | ...
 
     @property
     def points(self) -> float:

@@ -34,7 +34,7 @@ def listing(spec: Path) -> str:
                    for m in load(spec))
 
 
-def apply(spec: Path, name: str, source: Path, out: Path) -> None:
+def apply(spec: Path, name: str, source: Path, out: Path, header: bool = True) -> None:
     m = next((m for m in load(spec) if m["name"] == name), None)
     if m is None:
         raise SystemExit(f"{spec}: no mutant named {name}")
@@ -43,9 +43,9 @@ def apply(spec: Path, name: str, source: Path, out: Path) -> None:
     if count != 1:
         raise SystemExit(f"{spec}: mutant {name}: the text to replace occurs {count} times in "
                          f"{source}, not once; update the mutant to the solution")
-    header = (f"// MUTANT {spec.stem}/{name}, made by tests/mutate.py from {source.name}:\n"
+    banner = (f"// MUTANT {spec.stem}/{name}, made by tests/mutate.py from {source.name}:\n"
               f"// {m['why']}\n")
-    out.write_text(header + text.replace(m["replace"], m["with"]))
+    out.write_text((banner if header else "") + text.replace(m["replace"], m["with"]))
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,113 @@
+"""What a student and a gradebook receive: Markdown feedback, Gradescope's
+results.json, one CSV row per student."""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict, dataclass, field
+
+from .scoring import LabResult
+
+
+@dataclass
+class StudentResult:
+    student: str
+    origin: str
+    submission_hash: str
+    commit: str
+    date: str
+    labs: list[LabResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str = ""            # the submission could not be opened at all
+
+    @property
+    def points(self) -> float:
+        return round(sum(r.points for r in self.labs), 2)
+
+    @property
+    def max_points(self) -> int:
+        return sum(r.max_points for r in self.labs)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["labs"] = [r.to_dict() for r in self.labs]
+        d["points"], d["max_points"] = self.points, self.max_points
+        return d
+
+
+def _lab_lines(r: LabResult) -> list[str]:
+    lines = [f"### {r.lab}: {r.title}", "",
+             f"- points: **{r.points:g} / {r.max_points}** "
+             f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
+             f"performance {r.points_performance:g}/{r.max_performance})"]
+    if r.status == "build_failed":
+        lines += ["- **does not compile**:", "", "```", r.reason.strip()[:3000], "```"]
+    elif r.status == "skipped":
+        lines.append(f"- not run: {r.reason}")
+    elif r.status == "policy":
+        lines.append(f"- **policy check failed**: {r.reason}")
+    if r.status in ("graded", "policy"):
+        lines.append(f"- tests: {r.tests_passed} passed, {r.tests_failed} failed, "
+                     f"{r.tests_skipped} skipped")
+    if r.gbps is not None:
+        lines.append(f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
+                     f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}")
+    if r.first_failure:
+        f = r.first_failure
+        what = f"n={f.n}, input {f.input}" if f.n else ""
+        if f.variant:
+            what = f"{f.variant}, {what}"
+        got = f"; expected {f.expected}, got {f.got}" if f.got else ""
+        lines.append(f"- first failure: `{f.test}` ({what}{got})")
+        for h in r.hints:
+            lines.append(f"  - hint: {h}")
+        if r.seed:
+            lines.append(f"  - replay: `--seed={r.seed}`")
+    for note in r.notes:
+        lines.append(f"- note: {note}")
+    return lines + [""]
+
+
+def markdown(res: StudentResult) -> str:
+    out = [f"# Feedback for {res.student}", "",
+           f"Total: **{res.points:g} / {res.max_points}** (graded {res.date}, harness "
+           f"commit {res.commit})", ""]
+    if res.error:
+        out += [f"**The submission could not be graded:** {res.error}", ""]
+    for note in res.notes:
+        out.append(f"- note: {note}")
+    if res.notes:
+        out.append("")
+    for r in res.labs:
+        out += _lab_lines(r)
+    return "\n".join(out)
+
+
+def gradescope(res: StudentResult) -> dict:
+    """Gradescope's autograder results.json: one test entry per lab and part."""
+    tests = []
+    for r in res.labs:
+        text = "\n".join(_lab_lines(r))
+        tests.append({"name": f"{r.lab} correctness", "score": r.points_correctness,
+                      "max_score": r.max_correctness, "output": text,
+                      "status": "passed" if r.points_correctness == r.max_correctness else "failed"})
+        tests.append({"name": f"{r.lab} performance", "score": r.points_performance,
+                      "max_score": r.max_performance,
+                      "output": (f"{r.gbps:.0f} GB/s, {r.fraction:.3f} of the copy ceiling; "
+                                 f"threshold {r.threshold}") if r.gbps is not None else
+                                "no bandwidth measured (performance needs every correctness test)",
+                      "status": "passed" if r.points_performance == r.max_performance else "failed"})
+    return {"score": res.points, "output": "\n".join(res.notes + ([res.error] if res.error else [])),
+            "tests": tests}
+
+
+def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["student"] + lab_ids + ["total", "max", "notes"])
+    for res in sorted(results, key=lambda r: r.student):
+        by_lab = {r.lab: r.points for r in res.labs}
+        w.writerow([res.student] + [f"{by_lab.get(l, 0):g}" for l in lab_ids]
+                   + [f"{res.points:g}", res.max_points,
+                      "; ".join(([res.error] if res.error else []) + res.notes)[:500]])
+    return buf.getvalue()

@@ -1,0 +1,39 @@
+"""Policy checks on fenced code; what a student release leaves out."""
+import shutil
+
+from grader import labmeta, policy, release
+from grader.tools import REPO
+
+LAB04 = labmeta.load().lab("04")
+
+
+def lab_copy(tmp_path, fence_body):
+    d = tmp_path / "04"
+    d.mkdir()
+    text = (REPO / "labs" / LAB04.id / "reduce.cu").read_text()
+    (d / "reduce.cu").write_text(text.replace("  LAB_TODO();\n", fence_body))
+    return d
+
+
+def test_forbidden_api_inside_a_fence_fails_with_the_reason(tmp_path):
+    found = policy.check(LAB04, lab_copy(tmp_path, "  cub::BlockReduce<int, 256> r;\n"))
+    assert [v.found for v in found] == ["cub::"] and "not allowed" in found[0].why
+
+
+def test_comments_and_harness_do_not_count(tmp_path):
+    assert policy.check(LAB04, lab_copy(tmp_path, "  // unlike cub::DeviceReduce\n")) == []
+    assert policy.check(LAB04, REPO / "labs" / LAB04.id) == []
+
+
+def test_missing_file_is_a_violation(tmp_path):
+    assert policy.check(LAB04, tmp_path)[0].why == "the file is missing"
+
+
+def test_release_leaves_out_solutions_and_hidden_tests(tmp_path):
+    dest = tmp_path / "release"
+    release.make(dest)
+    for gone in release.LEFT_OUT[:-1]:
+        assert not (dest / gone).exists(), gone
+    assert (dest / "labs" / "04_sequential_addressing" / "reduce.cu").exists()
+    assert (dest / "grader" / "labs.toml").read_text() == (REPO / "grader" / "labs.toml").read_text()
+    assert not any(p.name.startswith("build") for p in dest.iterdir())

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Build the self-study decks to PDF.
+
+    python3 slides/build.py                 figures + tables, then every deck -> slides/build/*.pdf
+    python3 slides/build.py 04 09           only these decks (by number or file stem)
+    python3 slides/build.py --json RUN.json figures and tables from another GPU's gpucheck run
+    python3 slides/build.py --no-figures    use the committed figures and tables as they are
+    python3 slides/build.py --out DIR       PDFs into DIR
+
+Needs pandoc and a LaTeX with beamer (Debian/Ubuntu: apt-get install pandoc
+texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended) and,
+for the figures, matplotlib. Exit codes: 0 built, 1 a deck failed, 2 a tool
+is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+SLIDES = Path(__file__).resolve().parent
+DECK_RE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.md$")
+SUBTITLE = "CUDA Reduction Labs: self-study slides"
+
+
+def decks(selected: list[str] | None = None, folder: Path = SLIDES) -> list[Path]:
+    found = sorted(p for p in folder.glob("*.md") if DECK_RE.match(p.name))
+    if not selected:
+        return found
+    out = []
+    for want in selected:
+        hits = [p for p in found if p.stem == want or p.stem.split("_", 1)[0] == want.zfill(2)]
+        if not hits:
+            raise SystemExit(f"build.py: no deck {want!r}; the decks: "
+                             + ", ".join(p.stem for p in found))
+        out += hits
+    return out
+
+
+def missing_tools() -> list[str]:
+    """What stops a build, each with how to get it; empty when all is there."""
+    hint = ("install them with: apt-get install pandoc texlive-latex-recommended "
+            "texlive-latex-extra texlive-fonts-recommended")
+    missing = [f"{tool} not found on PATH" for tool in ("pandoc", "pdflatex")
+               if shutil.which(tool) is None]
+    if not missing and shutil.which("kpsewhich"):
+        for cls in ("beamer.cls",):
+            r = subprocess.run(["kpsewhich", cls], capture_output=True, text=True)
+            if not r.stdout.strip():
+                missing.append(f"LaTeX has no {cls}")
+    return [f"{m} ({hint})" for m in missing]
+
+
+def pandoc_command(deck: Path, pdf: Path) -> list[str]:
+    return ["pandoc", str(deck),
+            "--from", "markdown-implicit_figures",     # images without "Figure:" captions
+            "--to", "beamer", "--pdf-engine", "pdflatex",
+            "--shift-heading-level-by=-1",              # "# Title" is the title, "##" a slide
+            "--slide-level=1",
+            "--highlight-style", "tango",
+            "--include-in-header", str(SLIDES / "preamble.tex"),
+            "--resource-path", str(deck.parent),
+            "-V", "aspectratio=169", "-V", "fontsize=10pt",
+            "-V", "colortheme=dove", "-V", "fonttheme=professionalfonts",
+            "-M", f"subtitle={SUBTITLE}",
+            "-o", str(pdf)]
+
+
+def build_one(deck: Path, out_dir: Path) -> tuple[Path, str | None]:
+    pdf = out_dir / f"{deck.stem}.pdf"
+    proc = subprocess.run(pandoc_command(deck, pdf), capture_output=True, text=True,
+                          cwd=deck.parent)
+    if proc.returncode != 0 or not pdf.exists():
+        return pdf, (proc.stderr or proc.stdout)[-4000:]
+    return pdf, None
+
+
+def make_figures(json_path: Path | None, decks_dir: Path) -> int:
+    cmd = [sys.executable, str(SLIDES / "make_figures.py")]
+    if json_path:
+        cmd.append(str(json_path))
+    cmd += ["--decks-dir", str(decks_dir)]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("build.py: matplotlib is missing: tables only, the committed figures stay "
+              "(pip install matplotlib to redraw them)", file=sys.stderr)
+        cmd.append("--tables-only")
+    return subprocess.run(cmd).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("decks", nargs="*", help="deck numbers or stems (default: every deck)")
+    ap.add_argument("--out", type=Path, default=SLIDES / "build", help="default: slides/build/")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="gpucheck.json (default: tests/gpu_runs/h200/gpucheck.json)")
+    ap.add_argument("--no-figures", action="store_true",
+                    help="do not run make_figures.py first")
+    ap.add_argument("--decks-dir", type=Path, default=SLIDES, help=argparse.SUPPRESS)
+    ap.add_argument("--stamp", type=Path, default=None, help=argparse.SUPPRESS)  # for meson
+    args = ap.parse_args(argv)
+
+    problems = missing_tools()
+    if problems:
+        for p in problems:
+            print(f"build.py: {p}", file=sys.stderr)
+        return 2
+    chosen = decks(args.decks, args.decks_dir)
+    if not args.no_figures:
+        rc = make_figures(args.json, args.decks_dir)
+        if rc != 0:
+            print(f"build.py: make_figures.py failed (exit {rc})", file=sys.stderr)
+            return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    with ThreadPoolExecutor(max_workers=min(len(chosen), os.cpu_count() or 2) or 1) as pool:
+        for pdf, err in pool.map(lambda d: build_one(d, args.out), chosen):
+            if err:
+                failed += 1
+                print(f"build.py: FAILED {pdf.name}\n{err}", file=sys.stderr)
+            else:
+                print(f"build.py: {pdf}")
+    if failed:
+        print(f"build.py: {failed} of {len(chosen)} decks failed", file=sys.stderr)
+        return 1
+    if args.stamp:
+        args.stamp.write_text("\n".join(p.stem for p in chosen) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
