@@ -1002,7 +1002,8 @@ class Figures:
                                           facecolor="#fde2c4" if last else "#cfe3f7",
                                           edgecolor="0.4"))
             who = "host launch" if j == 0 else "tail launch\nby block 0"
-            ax.text(x + w / 2, 0.55, f"pass {j + 1}: {m:,} in\n{blocks:,} block"
+            size = f"2^{k}" if m == 1 << k else f"{m:,}"
+            ax.text(x + w / 2, 0.55, f"pass {j + 1}: {size} in\n{blocks:,} block"
                     f"{'s' if blocks > 1 else ''}\n" + ("writes *out" if last else
                                                          f"-> {blocks:,} partials"),
                     ha="center", va="center", fontsize=8)
