@@ -15,6 +15,7 @@ is missing.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -62,6 +63,7 @@ def pandoc_command(deck: Path, pdf: Path) -> list[str]:
             "--to", "beamer", "--pdf-engine", "pdflatex",
             "--shift-heading-level-by=-1",              # "# Title" is the title, "##" a slide
             "--slide-level=1",
+            "--columns=200",                           # tables at their natural widths
             "--highlight-style", "tango",
             "--include-in-header", str(SLIDES / "preamble.tex"),
             "--resource-path", str(deck.parent),
@@ -85,9 +87,7 @@ def make_figures(json_path: Path | None, decks_dir: Path) -> int:
     if json_path:
         cmd.append(str(json_path))
     cmd += ["--decks-dir", str(decks_dir)]
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         print("build.py: matplotlib is missing: tables only, the committed figures stay "
               "(pip install matplotlib to redraw them)", file=sys.stderr)
         cmd.append("--tables-only")
@@ -105,9 +105,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-figures", action="store_true",
                     help="do not run make_figures.py first")
     ap.add_argument("--decks-dir", type=Path, default=SLIDES, help=argparse.SUPPRESS)
-    ap.add_argument("--stamp", type=Path, default=None, help=argparse.SUPPRESS)  # for meson
+    ap.add_argument("--list", action="store_true",
+                    help="print the deck stems, one a line, and exit (meson uses it)")
     args = ap.parse_args(argv)
+    if args.list:
+        print("\n".join(p.stem for p in decks(args.decks, args.decks_dir)))
+        return 0
 
+    args.out = args.out.resolve()  # pandoc runs in the decks' folder
+    if args.json:
+        args.json = args.json.resolve()
     problems = missing_tools()
     if problems:
         for p in problems:
@@ -131,8 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"build.py: {failed} of {len(chosen)} decks failed", file=sys.stderr)
         return 1
-    if args.stamp:
-        args.stamp.write_text("\n".join(p.stem for p in chosen) + "\n")
     return 0
 
 

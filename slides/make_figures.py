@@ -42,7 +42,16 @@ BEGIN = "<!-- results:begin -->"
 END = "<!-- results:end -->"
 INTRO = "00_intro"
 SIZES = list(range(16, 31, 2))  # log2 n of the benches: 2^16 .. 2^30
-DPI = 100
+DPI = 130
+# Figures are drawn for a 16:9 beamer frame (about 5.8 x 2.7 inches under a
+# title) and shown there at their natural size; fs() scales the sizes below,
+# which were laid out 7.3 inches wide.
+SCALE = 5.8 / 7.3
+
+
+def fs(w: float, h: float) -> tuple[float, float]:
+    return (w * SCALE, h * SCALE)
+
 
 # Which earlier lab each lab is compared with (by contract: sum with sum, max
 # with max). Lab 08 is lab 06's loop with another operator.
@@ -56,6 +65,13 @@ PREVIOUS = {
     "09_shuffle_vector_loads:sum": "07_atomic_finish",
     "09_shuffle_vector_loads:max": "08_max_reduction",
     "10_nested_dynamic": "04_sequential_addressing",
+}
+SHORT = {
+    "02_interleaved": "interleaved", "03_strided_index": "strided index",
+    "04_sequential_addressing": "sequential addr.", "05_two_loads_per_thread": "two loads",
+    "06_grid_stride_shared": "grid-stride", "07_atomic_finish": "atomic finish",
+    "08_max_reduction": "float max", "09_shuffle_vector_loads": "shuffles + int4",
+    "10_nested_dynamic": "dynamic parallelism",
 }
 CONTRACT_WORDS = {"sum": "int sum", "max": "float max"}
 CUB_NAMES = {"sum": "CUB `DeviceReduce::Sum`", "max": "CUB `DeviceReduce::Max`"}
@@ -142,7 +158,7 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
     course = tomllib.loads(Path(toml_path).read_text())
     m = data.get("machine", {})
     smi = (m.get("nvidia_smi") or [""])[0].split(", ")
-    cuda = re.search(r"cuda_([\d.]+)", m.get("nvcc", ""))
+    cuda = re.search(r"cuda_(\d+(?:\.\d+)*)", m.get("nvcc", ""))
     peers = data.get("peers", {})
     labs = []
     for lab_id, meta in course.get("labs", {}).items():
@@ -216,8 +232,8 @@ def provenance(ev: Evidence) -> str:
 def previous_bench(ev: Evidence, lab: Lab, bench: Bench) -> tuple[Lab, Bench] | None:
     prev_id = PREVIOUS.get(f"{lab.id}:{bench.contract}") or PREVIOUS.get(lab.id)
     prev = ev.lab(prev_id) if prev_id else None
-    if prev and prev.bench(bench.contract):
-        return prev, prev.bench(bench.contract)
+    if prev and prev.benches:  # same contract if it has one (lab 08, a max, compares with 06)
+        return prev, prev.bench(bench.contract) or prev.benches[0]
     return None
 
 
@@ -307,7 +323,7 @@ def host_block(ev: Evidence, lab: Lab) -> str:
         f"(floor {lab.floor:g}). Correctness: {lab.score.get('tests_passed')} of "
         f"{lab.score.get('tests_passed', 0) + lab.score.get('tests_failed', 0)} tests passed.",
         "",
-        f"## Measured: the three functions against the copy", "",
+        "## Measured: the three functions against the copy", "",
         f"![GB/s of the three CPU sums against a multithreaded memcpy]"
         f"(figures/ceiling_{lab.id}.png)",
     ])
@@ -333,6 +349,7 @@ def lab_block(ev: Evidence, lab: Lab) -> str:
     if not lab.benches:
         out += [f"## Measured on the {ev.gpu}", "", "This run has no bench of this lab.", ""]
     out += ["## Measured: the bandwidth test", "", *test_case_lines(lab), "",
+            "## Measured: against the copy ceiling", "",
             f"![{lab_name(lab.id)} and the labs before it, as a fraction of the copy ceiling]"
             f"(figures/ceiling_{lab.id}.png)"]
     return "\n".join(out).rstrip()
@@ -385,7 +402,7 @@ def splice(text: str, block: str) -> str:
     return f"{head}{BEGIN}\n\n{block}\n\n{END}{tail}"
 
 
-FIGURE_RE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+FIGURE_RE = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(([^)\s]+)\)")  # alt text may hold [..]
 
 
 def figures_named(text: str) -> list[str]:
@@ -569,16 +586,17 @@ class Figures:
 
     def bench_plot(self, ev: Evidence, lab: Lab, b: Bench) -> None:
         plt = self.plt
-        fig, ax = plt.subplots(figsize=(7.2, 3.5))
+        fig, ax = plt.subplots(figsize=fs(7.2, 3.5))
         xs = [s.log2n for s in b.sizes]
         prev = previous_bench(ev, lab, b)
         if prev:
             ax.plot([s.log2n for s in prev[1].sizes], [s.gbps for s in prev[1].sizes], "-",
-                    color="0.65", marker=".", label=f"{lab_name(prev[0].id)}: {prev[0].title}")
+                    color="0.65", marker=".",
+                    label=f"{lab_name(prev[0].id)}: {SHORT.get(prev[0].id, prev[0].title)}")
         ax.plot(xs, [s.cub_gbps for s in b.sizes], "--s", color="tab:orange", ms=4,
-                label=CUB_NAMES.get(b.contract, "CUB").replace("`", ""))
+                label=CUB_NAMES.get(b.contract, "CUB").replace("`", "").replace(" DeviceReduce::", " "))
         ax.plot(xs, [s.gbps for s in b.sizes], "-o", color="tab:blue", ms=5, lw=2,
-                label=f"{lab_name(lab.id)}: {lab.title}")
+                label=f"{lab_name(lab.id)}: {SHORT.get(lab.id, lab.title)}")
         if b.ceiling_gbps:
             ax.axhline(b.ceiling_gbps, color="tab:green", ls=":", lw=1.5)
             ax.text(16, b.ceiling_gbps, f"copy ceiling {gb(b.ceiling_gbps)}", va="bottom",
@@ -597,7 +615,7 @@ class Figures:
         self.size_axis(ax)
         what = CONTRACT_WORDS.get(b.contract, b.contract)
         ax.set_title(f"{lab_name(lab.id)} ({what}) on the {ev.gpu}")
-        ax.legend(fontsize=8, loc="best", frameon=False)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0.0, 0.8), frameon=False)
         self.save(fig, f"bw_{b.slug}.png")
 
     def ceiling_plot(self, ev: Evidence, lab: Lab) -> None:
@@ -605,7 +623,7 @@ class Figures:
         upto = [x for x in ev.labs if x.present and x.kind != "cpu_sum"
                 and _float(x.score.get("fraction")) is not None]
         upto = [x for x in upto if x.num <= lab.num]
-        fig, ax = plt.subplots(figsize=(7.2, 0.45 * len(upto) + 1.3))
+        fig, ax = plt.subplots(figsize=fs(7.2, 0.3 * len(upto) + 0.9))
         names = [f"{x.num} {x.title}" for x in upto]
         fr = [float(x.score["fraction"]) for x in upto]
         cols = ["tab:blue" if x.id == lab.id else "0.75" for x in upto]
@@ -616,9 +634,9 @@ class Figures:
                     va="center", fontsize=8)
             ax.plot([x.threshold] * 2, [y - 0.38, y + 0.38], color="tab:red", lw=2)
         ax.axvline(1.0, color="tab:green", ls=":")
-        ax.text(1.0, len(upto) - 0.4, " copy ceiling", color="tab:green", fontsize=8, va="bottom")
+        ax.text(1.0, -0.8, " copy ceiling", color="tab:green", fontsize=8, va="center")
         ax.set_yticks(list(ys), names, fontsize=8)
-        ax.invert_yaxis()
+        ax.set_ylim(len(upto) - 0.5, -1.1)
         ax.set_xlim(0, 1.35)
         ax.set_xlabel("bandwidth test: fraction of a device-to-device copy (red: threshold)")
         ax.set_title(f"{lab_name(lab.id)} and the labs before it, {ev.gpu}")
@@ -632,7 +650,7 @@ class Figures:
         names = ["sum_sequential\n(one loop)", "sum_pairwise\n(halving)",
                  f"sum_threads\n({threads} threads)"]
         vals = [_float(case.get(k)) or 0 for k in ("sequential_gbps", "pairwise_gbps", "gbps")]
-        fig, ax = plt.subplots(figsize=(7.2, 2.6))
+        fig, ax = plt.subplots(figsize=fs(7.2, 2.6))
         ax.barh(range(3), vals, color=["0.7", "0.7", "tab:blue"], height=0.6)
         for y, v in enumerate(vals):
             ax.text(v + ceil * 0.01, y, f"{v:.1f} GB/s ({v / ceil:.2f} of the copy)",
@@ -652,7 +670,7 @@ class Figures:
 
     def overview(self, ev: Evidence) -> None:
         plt = self.plt
-        fig, ax = plt.subplots(figsize=(7.4, 3.7))
+        fig, ax = plt.subplots(figsize=fs(7.4, 3.7))
         palette = ["tab:blue", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                    "tab:gray", "tab:olive", "tab:cyan", "black"]
         gpu = [x for x in ev.labs if x.benches]
@@ -662,20 +680,21 @@ class Figures:
                 ls = "-" if b.contract == "sum" else "-."
                 ax.plot([s.log2n for s in b.sizes], [s.gbps for s in b.sizes], ls, marker=".",
                         color=palette[i % len(palette)],
-                        label=f"{lab.num} {lab.title}" + (" (max)" if b.contract == "max"
-                                                          and lab.kind != "gpu_max" else ""))
+                        label=f"{lab.num} {SHORT.get(lab.id, lab.title[:20])}"
+                        + (" (max)" if b.contract == "max" and lab.kind != "gpu_max" else ""))
                 if b.contract == "sum" and cub is None:
                     cub = b
         if cub:
             ax.plot([s.log2n for s in cub.sizes], [s.cub_gbps for s in cub.sizes], "--",
-                    color="tab:orange", lw=2, label="CUB DeviceReduce::Sum")
+                    color="tab:orange", lw=2, label="CUB (int sum)")
         self.size_axis(ax)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False,
+                  handlelength=1.8)
         ax.set_title(f"Reference solutions on the {ev.gpu} (dash-dot: float max)")
         self.save(fig, "overview_bw.png")
 
         labs = [x for x in ev.labs if x.present and _float(x.score.get("fraction")) is not None]
-        fig, ax = plt.subplots(figsize=(7.4, 0.4 * len(labs) + 1.2))
+        fig, ax = plt.subplots(figsize=fs(7.4, 0.26 * len(labs) + 0.8))
         ys = range(len(labs))
         fr = [float(x.score["fraction"]) for x in labs]
         ax.barh(ys, fr, height=0.6,
@@ -709,7 +728,7 @@ class Figures:
     def reduction_tree(self) -> None:
         plt = self.plt
         N = 16
-        fig, ax = plt.subplots(figsize=(7.2, 3.3))
+        fig, ax = plt.subplots(figsize=fs(7.2, 3.3))
         vals = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
         level = [(i + 0.5, v) for i, v in enumerate(vals)]
         y = 0
@@ -728,7 +747,7 @@ class Figures:
                     ax.plot([xc, x], [y + 0.32, y + 1 - 0.34], color="0.5", lw=0.8)
                 ax.add_patch(self.patches.Circle((x, y + 1), 0.34, facecolor="tab:blue",
                                                  edgecolor="none", alpha=0.25 + 0.15 * step))
-                ax.text(x, y + 1, f"+\n{va + vb}" if False else str(va + vb), ha="center",
+                ax.text(x, y + 1, str(va + vb), ha="center",
                         va="center", fontsize=8)
             y += 1
             ax.text(N + 0.4, y, f"step {step}: {len(nxt)} addition{'s' if len(nxt) > 1 else ''}",
@@ -747,7 +766,7 @@ class Figures:
         k = 20
         N = 1 << k
         ops = [N >> s for s in range(1, k + 1)]
-        fig, ax = plt.subplots(figsize=(7.2, 3.0))
+        fig, ax = plt.subplots(figsize=fs(7.2, 3.0))
         ax.bar(range(1, k + 1), ops, color="tab:blue")
         ax.set_yscale("log", base=2)
         avg = (N - 1) / k
@@ -764,37 +783,37 @@ class Figures:
 
     def memory(self, ev: Evidence) -> None:
         plt = self.plt
-        fig, ax = plt.subplots(figsize=(7.4, 3.1))
+        fig, ax = plt.subplots(figsize=fs(7.4, 3.1))
         P = self.patches
-        # Two SMs, each with registers, shared memory / L1; one L2; HBM.
+        # Two SMs, each with registers, shared memory and L1; one L2; HBM.
         for i, x0 in enumerate((0.2, 4.0)):
             ax.add_patch(P.FancyBboxPatch((x0, 1.3), 3.4, 2.5, boxstyle="round,pad=0.05",
                                           facecolor="0.96", edgecolor="0.5"))
-            ax.text(x0 + 0.1, 3.6, f"SM {i}" if i == 0 else "SM 1 ... (every SM alike)",
-                    fontsize=8, va="center")
+            ax.text(x0 + 0.1, 3.6, "SM 0" if i == 0 else "SM 1, 2, ... (all alike)",
+                    fontsize=7, va="center")
             ax.add_patch(P.Rectangle((x0 + 0.15, 2.55), 3.1, 0.8, facecolor="#cfe3f7",
                                      edgecolor="0.4"))
-            ax.text(x0 + 1.7, 2.95, "registers: one set per thread\n(sum, m, v[4])",
-                    ha="center", va="center", fontsize=7.5)
+            ax.text(x0 + 1.7, 2.95, "registers: per thread", ha="center", va="center",
+                    fontsize=7)
             ax.add_patch(P.Rectangle((x0 + 0.15, 1.45), 1.5, 0.95, facecolor="#fde2c4",
                                      edgecolor="0.4"))
-            ax.text(x0 + 0.9, 1.92, "shared memory\nper block, 32 banks\n(partial[ ])",
-                    ha="center", va="center", fontsize=7)
+            ax.text(x0 + 0.9, 1.92, "shared mem.\nper block\n32 banks", ha="center",
+                    va="center", fontsize=6.5)
             ax.add_patch(P.Rectangle((x0 + 1.75, 1.45), 1.5, 0.95, facecolor="#e6e6e6",
                                      edgecolor="0.4"))
             ax.text(x0 + 2.5, 1.92, "L1 cache\nautomatic", ha="center", va="center",
-                    fontsize=7)
+                    fontsize=6.5)
         ax.add_patch(P.Rectangle((0.2, 0.55), 7.2, 0.55, facecolor="#d9d9d9", edgecolor="0.4"))
-        ax.text(3.8, 0.82, "L2 cache: one for the whole GPU, automatic (60 MiB on the H200)",
-                ha="center", va="center", fontsize=8)
+        ax.text(3.8, 0.82, "L2 cache: whole GPU, automatic (60 MiB on the H200)",
+                ha="center", va="center", fontsize=7)
         mem = ev.memory if ev.memory != "?" else ""
         ax.add_patch(P.Rectangle((0.2, -0.3), 7.2, 0.6, facecolor="#c7e9c0", edgecolor="0.4"))
         ax.text(3.8, 0.0, "global memory (HBM" + (f", {mem}" if mem else "") +
-                "): every thread of every block", ha="center", va="center", fontsize=8)
+                "): every thread, every block", ha="center", va="center", fontsize=7)
         ax.annotate("", xy=(8.0, 3.6), xytext=(8.0, -0.2),
                     arrowprops=dict(arrowstyle="<->", color="0.3"))
-        ax.text(8.1, 3.3, "faster,\nsmaller,\ncloser", fontsize=7.5, va="top")
-        ax.text(8.1, 0.3, "slower,\nlarger,\nshared", fontsize=7.5, va="bottom")
+        ax.text(8.1, 3.3, "faster,\nsmaller,\ncloser", fontsize=7, va="top")
+        ax.text(8.1, 0.3, "slower,\nlarger,\nshared", fontsize=7, va="bottom")
         ax.set_xlim(0, 9.0)
         ax.set_ylim(-0.45, 3.95)
         ax.axis("off")
@@ -805,7 +824,7 @@ class Figures:
         name, tree = TREES[lab_id]
         T = 16
         steps = list(tree(T))
-        fig, ax = plt.subplots(figsize=(7.2, 0.62 * len(steps) + 1.0))
+        fig, ax = plt.subplots(figsize=fs(7.2, 0.62 * len(steps) + 1.0))
         for r, (s, ops) in enumerate(steps):
             y = r * 1.4
             ax.text(-0.3, y + 0.43, f"s = {s}", ha="right", va="center", fontsize=8)
@@ -823,12 +842,12 @@ class Figures:
                             arrowprops=dict(arrowstyle="->", color=self.thread_colour(t, T),
                                             lw=1.1, connectionstyle="arc3,rad=0.35"))
         for e in range(T):
-            ax.text(e + 0.47, len(steps) * 1.4 - 0.35, str(e), ha="center", fontsize=7,
-                    color="0.4")
-        ax.text(T / 2, len(steps) * 1.4 + 0.2, "partial[ ] index  (filled: thread that adds and "
+            ax.text(e + 0.47, (len(steps) - 1) * 1.4 + 1.3, str(e), ha="center", va="top",
+                    fontsize=7, color="0.4")
+        ax.text(T / 2, len(steps) * 1.4 + 0.55, "partial[ ] index  (filled: thread that adds and "
                 "writes; hatched: element it reads)", ha="center", va="top", fontsize=8)
         ax.set_xlim(-1.6, T + 0.2)
-        ax.set_ylim(len(steps) * 1.4 + 0.9, -0.9)
+        ax.set_ylim(len(steps) * 1.4 + 1.2, -1.7 if lab_id.startswith("04") else -0.9)
         ax.axis("off")
         ax.set_title(f"{lab_name(lab_id).capitalize()}, {name}: one block of {T} threads")
         self.save(fig, f"who_{lab_id}.png")
@@ -843,7 +862,7 @@ class Figures:
         for r, (_, ops) in enumerate(steps):
             for t, _, _ in ops:
                 img[r, t] = 1
-        fig, ax = plt.subplots(figsize=(7.4, 2.5))
+        fig, ax = plt.subplots(figsize=fs(7.4, 2.5))
         ax.imshow(img, aspect="auto", cmap="Blues", vmin=0, vmax=1.3, interpolation="nearest")
         for w in range(0, T + 1, W):
             ax.axvline(w - 0.5, color="0.3", lw=0.8)
@@ -868,7 +887,7 @@ class Figures:
         name, tree = TREES[lab_id]
         rows = bank_load(tree)
         img = np.array([c for _, c, _ in rows], dtype=float)
-        fig, ax = plt.subplots(figsize=(7.4, 2.6))
+        fig, ax = plt.subplots(figsize=fs(7.4, 2.6))
         ax.imshow(img, aspect="auto", cmap="Reds", vmin=0, vmax=10, interpolation="nearest")
         for r, (_, c, _) in enumerate(rows):
             for b, k in enumerate(c):
@@ -888,18 +907,17 @@ class Figures:
 
     def who_two_loads(self) -> None:
         plt = self.plt
-        T, n = 8, 27
+        T, n = 4, 13
         owner = two_loads(n, T)
         nb = (n + 2 * T - 1) // (2 * T)
-        fig, ax = plt.subplots(figsize=(7.4, 2.8))
+        fig, ax = plt.subplots(figsize=fs(7.4, 2.8))
         for i in range(nb * 2 * T):
             if i in owner:
                 b, t, k = owner[i]
                 self.cell(ax, i, 0, self.thread_colour(t, T), f"t{t}", hatch=None if k == 0 else "..")
             else:
                 self.cell(ax, i, 0, "white", "", hatch="xx", edge="0.7")
-            if i % 4 == 0:
-                ax.text(i + 0.47, -0.35, str(i), ha="center", fontsize=7, color="0.4")
+            ax.text(i + 0.47, -0.35, str(i), ha="center", fontsize=7, color="0.4")
         for b in range(nb):
             ax.plot([b * 2 * T - 0.03] * 2, [-0.2, 1.0], color="black", lw=1.5)
             ax.text(b * 2 * T + T, -0.75, f"block {b}: in[{b * 2 * T} .. {b * 2 * T + 2 * T})",
@@ -916,12 +934,12 @@ class Figures:
                           f"t{t}" if has else "0", fs=7)
         ax.text(-0.4, 0.43, "in", ha="right", va="center", fontsize=8)
         ax.text(-0.4, 2.88, "partial[t]", ha="right", va="center", fontsize=8)
-        ax.text(nb * T * 2, 3.75, f"{T} threads per block, n = {n}: plain = first load, dotted = "
-                f"second load (t + {T}), crossed = past the end, skipped", ha="right", fontsize=8)
+        ax.text(0, 3.75, f"n = {n}; plain: first load, dotted: second load (t + {T}), crossed: "
+                "past the end", ha="left", fontsize=8)
         self.blank(ax, nb * 2 * T + 0.2, 4.0)
         ax.set_ylim(4.0, -1.1)
         ax.set_xlim(-2.6, nb * 2 * T + 0.2)
-        ax.set_title("Lab 05: each thread adds two inputs, blockDim apart, on the way in")
+        ax.set_title(f"Blocks of {T} threads: thread t adds in[i] and in[i + {T}]", fontsize=10)
         self.save(fig, "who_05_two_loads_per_thread.png")
 
     def who_grid_stride(self) -> None:
@@ -930,7 +948,7 @@ class Figures:
         G = blocks * T
         owner = grid_stride(n, blocks, T)
         rows = (n + G - 1) // G
-        fig, ax = plt.subplots(figsize=(7.4, 0.42 * rows + 1.4))
+        fig, ax = plt.subplots(figsize=fs(7.4, 0.32 * rows + 1.0))
         for i in range(rows * G):
             r, c = divmod(i, G)
             x = c + (0.4 if c >= T else 0)
@@ -965,26 +983,28 @@ class Figures:
     def atomic_timeline(self) -> None:
         plt = self.plt
         P = self.patches
-        fig, ax = plt.subplots(figsize=(7.4, 2.5))
+        fig, ax = plt.subplots(figsize=fs(7.4, 2.6))
 
         def box(x, y, w, text, colour):
-            ax.add_patch(P.Rectangle((x, y), w, 0.6, facecolor=colour, edgecolor="0.3"))
-            ax.text(x + w / 2, y + 0.3, text, ha="center", va="center", fontsize=8)
+            ax.add_patch(P.Rectangle((x, y), w, 0.75, facecolor=colour, edgecolor="0.3"))
+            ax.text(x + w / 2, y + 0.375, text, ha="center", va="center", fontsize=7)
 
-        ax.text(-0.1, 2.0, "lab 06", ha="right", va="center", fontsize=9)
-        box(0, 1.7, 5.2, "launch 1: grid over the input\nblock b -> workspace[b]", "#cfe3f7")
-        box(5.5, 1.7, 2.6, "launch 2: one block\nworkspace -> *out", "#fde2c4")
-        ax.text(-0.1, 0.6, "lab 07", ha="right", va="center", fontsize=9)
-        box(0, 0.3, 1.1, "memset\n*out = 0", "#e6e6e6")
-        box(1.4, 0.3, 5.2, "one launch: grid over the input\nthread 0 of block b: "
-            "atomicAdd(out, total_b)", "#cfe3f7")
-        ax.annotate("", xy=(8.6, 1.0), xytext=(1.0, 1.0),
+        ax.text(-0.15, 2.07, "lab 06", ha="right", va="center", fontsize=8)
+        box(0, 1.7, 5.0, "launch 1: the grid over the input\nblock b writes workspace[b]",
+            "#cfe3f7")
+        box(5.3, 1.7, 3.0, "launch 2: one block\nworkspace -> *out", "#fde2c4")
+        ax.text(-0.15, 0.47, "lab 07", ha="right", va="center", fontsize=8)
+        box(0, 0.1, 1.5, "memset\n*out = 0", "#e6e6e6")
+        box(1.8, 0.1, 5.0, "one launch: the grid over the input\nblock b: atomicAdd(out, total)",
+            "#cfe3f7")
+        ax.annotate("", xy=(8.3, 1.25), xytext=(0.0, 1.25),
                     arrowprops=dict(arrowstyle="->", color="0.5"))
-        ax.text(8.7, 1.0, "time on\nthe stream", va="center", fontsize=8)
-        ax.set_xlim(-1.2, 10)
-        ax.set_ylim(0.1, 2.5)
+        ax.text(8.3, 1.0, "time on the stream", ha="right", va="center", fontsize=7,
+                color="0.4")
+        ax.set_xlim(-1.2, 8.5)
+        ax.set_ylim(0.0, 2.6)
         ax.axis("off")
-        ax.set_title("Two launches and a workspace, or a reset and one launch")
+        ax.set_title("Two launches and a workspace, or a reset and one launch", fontsize=9)
         self.save(fig, "atomic_07_atomic_finish.png")
 
     def passes(self) -> None:
@@ -992,8 +1012,8 @@ class Figures:
         P = self.patches
         k = 27
         chain = tree_passes(1 << k)
-        fig, ax = plt.subplots(figsize=(7.4, 2.3))
-        w, gap = 1.9, 0.45
+        fig, ax = plt.subplots(figsize=fs(7.4, 2.3))
+        w, gap = 2.2, 0.5
         m = 1 << k
         for j, blocks in enumerate(chain):
             x = j * (w + gap)
@@ -1005,8 +1025,8 @@ class Figures:
             size = f"2^{k}" if m == 1 << k else f"{m:,}"
             ax.text(x + w / 2, 0.55, f"pass {j + 1}: {size} in\n{blocks:,} block"
                     f"{'s' if blocks > 1 else ''}\n" + ("writes *out" if last else
-                                                         f"-> {blocks:,} partials"),
-                    ha="center", va="center", fontsize=8)
+                                                         f"{blocks:,} partials out"),
+                    ha="center", va="center", fontsize=7)
             ax.text(x + w / 2, 1.3, who, ha="center", va="bottom", fontsize=7.5, color="0.3")
             if j:
                 ax.annotate("", xy=(x - 0.02, 0.55), xytext=(x - gap + 0.02, 0.55),
@@ -1027,10 +1047,10 @@ class Figures:
         def fmt(v):
             return "-inf" if v == float("-inf") else f"{v:g}"
 
-        fig, axes = plt.subplots(1, 2, figsize=(7.4, 3.0))
+        fig, axes = plt.subplots(1, 2, figsize=fs(7.4, 3.0))
         for ax, ident, good in ((axes[0], float("-inf"), True), (axes[1], 0.0, False)):
             for t in range(T):
-                self.cell(ax, t, 0, "0.93", fmt(vals[t]) if t < len(vals) else "none", fs=7)
+                self.cell(ax, t, 0, "0.93", fmt(vals[t]) if t < len(vals) else "-", fs=7)
             # each thread: m = identity; then m = max(m, x) over its elements
             level = [max(ident, vals[t]) if t < len(vals) else ident for t in range(T)]
             rows = [level]
@@ -1060,7 +1080,7 @@ class Figures:
     def shuffle(self) -> None:
         plt = self.plt
         steps = list(shuffle_steps())
-        fig, ax = plt.subplots(figsize=(7.4, 3.4))
+        fig, ax = plt.subplots(figsize=fs(7.4, 3.4))
         H = 1.5  # row pitch
         for lane in range(32):
             self.cell(ax, lane, 0, "tab:blue", str(lane), fs=6, tc="white")
@@ -1070,23 +1090,22 @@ class Figures:
             ax.text(-0.6, y + 0.4, f"offset {off}", ha="right", va="center", fontsize=8)
             for lane in range(32):
                 on = lane < off
-                self.cell(ax, lane, y, "tab:blue" if on else "0.93", str(lane), fs=6,
+                self.cell(ax, lane, y, "tab:blue" if on else "0.93", str(lane), fs=6.5,
                           tc="white" if on else "0.55")
             for d, src in pairs:
                 if d < off:
                     ax.plot([src + 0.47, d + 0.47], [y - H + 0.88, y - 0.02], color="tab:blue",
                             lw=0.6, alpha=0.8)
-        ax.text(16, len(steps) * H + 1.1, "lane l adds the register of lane l + offset "
-                "(blue: lanes whose result reaches lane 0; the others compute too, unused)",
-                ha="center", va="top", fontsize=8)
         ax.set_xlim(-3.6, 32.2)
-        ax.set_ylim(len(steps) * H + 1.5, -0.4)
+        ax.set_ylim(len(steps) * H + 1.0, -0.4)
         ax.axis("off")
-        ax.set_title("warp_reduce: five __shfl_down_sync steps, in registers, no barrier")
+        ax.set_title("Lane l adds lane l + offset; blue: lanes whose result reaches lane 0",
+                     fontsize=9)
         self.save(fig, "shuffle_09.png")
 
     def vector_layout(self) -> None:
         plt = self.plt
+        P = self.patches
         T, loads, blocks, mis = 4, 2, 2, 1
         n = 3 + 4 * 20 + 2
         owner, head, tail = vector_tiles(n, mis, blocks, T, loads)
@@ -1100,41 +1119,54 @@ class Figures:
             tiles[b] = tiles.get(b, 0) + 1
             lines.append((f"block {b}, {what}", idx))
         lines.append(("tail", list(range(tail, n))))
-        fig, ax = plt.subplots(figsize=(7.4, 0.55 * len(lines) + 1.2))
+        fig, ax = plt.subplots(figsize=fs(7.4, 0.36 * len(lines) + 0.9))
+
+        def colour(b, t):
+            return plt.get_cmap("Blues" if b == 0 else "Oranges")(0.3 + 0.17 * t)
+
         for r, (label, idx) in enumerate(lines):
-            y = r * 1.15
-            ax.text(-0.5, y + 0.43, label, ha="right", va="center", fontsize=8)
-            for c, i in enumerate(idx):
-                x = c + 0.3 * (c // 4)
+            y = r * 1.2
+            ax.text(-0.6, y + 0.45, label, ha="right", va="center", fontsize=8)
+            vector_row = label.startswith("block")
+            c = 0
+            while c < len(idx):
+                x = c + 0.35 * (c // 4)
+                i = idx[c]
                 if i is None:
                     self.cell(ax, x, y, "white", "", edge="0.8")
-                    continue
-                b, t, kind = owner[i]
-                col = plt.get_cmap("Blues" if b == 0 else "Oranges")(0.3 + 0.17 * t)
-                self.cell(ax, x, y, col, f"t{t}", fs=6,
-                          hatch="xx" if kind in ("head", "tail") else None)
-            if idx and idx[0] is not None or len(idx) > mis:
-                first = next(i for i in idx if i is not None)
-                ax.text(len(idx) + 0.3 * ((len(idx) - 1) // 4) + 0.3, y + 0.43,
-                        f"in[{first}..{idx[-1]}]", va="center", fontsize=7, color="0.35")
-        ax.text(-0.5, len(lines) * 1.15 + 0.05,
-                f"{T} threads per block, {loads} loads in flight: a tile is {T * loads} int4 = "
-                f"{tile_ints} ints.\nEach group of 4 cells is one 16-byte load by the thread "
-                "shown. Rest: a partial tile, one int4 at a time.\nCrossed: the head (up to "
-                "the first 16-byte boundary) and the tail, one element per thread.",
-                ha="left", va="top",
-                fontsize=8)
-        ax.set_xlim(-6, tile_ints + 0.3 * 8 + 4)
-        ax.set_ylim(len(lines) * 1.15 + 1.6, -0.35)
+                    c += 1
+                elif vector_row:  # one 16-byte load: 4 ints, one thread
+                    b, t, _ = owner[i]
+                    ax.add_patch(P.Rectangle((x, y), 3.94, 0.9, facecolor=colour(b, t),
+                                             edgecolor="0.3", lw=0.8))
+                    for k in range(1, 4):  # the four ints of the vector: ticks
+                        for y0, y1 in ((y, y + 0.18), (y + 0.72, y + 0.9)):
+                            ax.plot([x + k] * 2, [y0, y1], color="white", lw=0.8)
+                    ax.text(x + 1.97, y + 0.45, f"t{t}", ha="center", va="center", fontsize=8,
+                            color="white" if t >= 2 else "black")
+                    c += 4
+                else:  # head or tail: one element per thread
+                    b, t, _ = owner[i]
+                    self.cell(ax, x, y, colour(b, t), f"{t}", hatch="xx", fs=7)
+                    c += 1
+            real = [i for i in idx if i is not None]
+            end = len(idx) + 0.35 * ((len(idx) - 1) // 4) + 0.3
+            ax.text(end, y + 0.45, f"in[{real[0]}..{real[-1]}]", va="center", fontsize=7,
+                    color="0.35")
+        ax.text(-0.6, len(lines) * 1.2 + 0.1, f"{T} threads per block, {loads} int4 loads each "
+                f"in flight: a tile is {tile_ints} ints. Crossed: one element per thread.",
+                ha="left", va="top", fontsize=8)
+        ax.set_xlim(-5.5, tile_ints + 0.35 * 7 + 4.5)
+        ax.set_ylim(len(lines) * 1.2 + 0.8, -0.3)
         ax.axis("off")
-        ax.set_title(f"Lab 09 loads (toy sizes): n = {n}, input starting {mis} element past a "
-                     f"16-byte boundary", fontsize=10)
+        ax.set_title(f"Toy sizes: n = {n}, input starting {mis} element past a 16-byte "
+                     f"boundary; blue: block 0, orange: block 1", fontsize=9)
         self.save(fig, "vectors_09.png")
 
     def pairwise(self) -> None:
         plt = self.plt
         data = [5, 2, 7, 1, 3, 4, 6]
-        fig, ax = plt.subplots(figsize=(7.2, 2.4))
+        fig, ax = plt.subplots(figsize=fs(7.2, 2.4))
         size, r = len(data), 0
         d = list(data)
         while True:

@@ -1,0 +1,141 @@
+"""Tests of the self-study slides (meson test suite `slides`).
+
+- every lab in grader/labs.toml has a deck, and so does the introduction;
+- every figure a deck names exists, and every PNG stays small;
+- the results tables between the markers match tests/gpu_runs/h200/gpucheck.json
+  (make_figures.py --check), and no measured GB/s figure sits outside them;
+- the tables follow another GPU's run (a modified copy of the JSON);
+- with matplotlib: the figures regenerate (into a temporary folder);
+- with pandoc and pdflatex: every deck builds to PDF (into a temporary folder).
+
+Nothing here writes into the source tree.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+SLIDES = Path(__file__).resolve().parent
+REPO = SLIDES.parent
+sys.path.insert(0, str(SLIDES))
+
+import build  # noqa: E402
+import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
+
+LAB_IDS = list(tomllib.loads((REPO / "grader" / "labs.toml").read_text())["labs"])
+DECKS = [mf.INTRO] + LAB_IDS
+
+
+def deck(stem: str) -> Path:
+    return SLIDES / f"{stem}.md"
+
+
+def outside_markers(text: str) -> str:
+    head, rest = text.split(mf.BEGIN, 1)
+    return head + rest.split(mf.END, 1)[1]
+
+
+def run_make_figures(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SLIDES / "make_figures.py"), *args],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("stem", DECKS)
+def test_deck_exists_with_one_results_block(stem):
+    path = deck(stem)
+    assert path.is_file(), f"no deck {path.name} for {stem} (grader/labs.toml lists it)"
+    text = path.read_text()
+    assert text.count(mf.BEGIN) == 1 and text.count(mf.END) == 1, \
+        f"{path.name}: needs one {mf.BEGIN} ... {mf.END}"
+    assert text.startswith("# "), f"{path.name}: the first line is the deck title (# ...)"
+
+
+@pytest.mark.parametrize("stem", DECKS)
+def test_every_named_figure_exists(stem):
+    text = deck(stem).read_text()
+    named = mf.figures_named(text)
+    assert named, f"{stem}: names no figure"
+    missing = [f for f in named if not (SLIDES / f).is_file()]
+    assert not missing, f"{stem}: missing figures {missing}; run python3 slides/make_figures.py"
+
+
+@pytest.mark.parametrize("stem", DECKS)
+def test_no_measured_bandwidth_outside_the_generated_block(stem):
+    # Measured numbers come from the JSON, so they live between the markers only.
+    stray = re.findall(r"\d[\d,.]*\s*GB/s", outside_markers(deck(stem).read_text()))
+    assert not stray, f"{stem}: hand-written bandwidth figures {stray}; let make_figures write them"
+
+
+def test_tables_match_the_committed_run():
+    r = run_make_figures("--check")
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+def test_figures_are_small():
+    pngs = sorted((SLIDES / "figures").glob("*.png"))
+    assert pngs
+    big = [f"{p.name}: {p.stat().st_size // 1024} KiB" for p in pngs if p.stat().st_size > 200_000]
+    assert not big, big
+
+
+def test_figures_follow_the_decks():
+    named = {f for stem in DECKS for f in mf.figures_named(deck(stem).read_text())}
+    on_disk = {f"figures/{p.name}" for p in (SLIDES / "figures").glob("*.png")}
+    assert on_disk <= named, f"figures no deck names: {sorted(on_disk - named)}"
+
+
+def test_tables_follow_another_gpus_run(tmp_path):
+    """A run on another GPU, one lab missing: the tables follow, nothing else moves."""
+    data = json.loads(mf.DEFAULT_JSON.read_text())
+    data["machine"]["nvidia_smi"] = ["NVIDIA Example GPU, 999.1, 80000 MiB, 1 MHz, 1 MHz"]
+    dropped = LAB_IDS[-1]
+    data["labs"].pop(dropped, None)
+    run = tmp_path / "gpucheck.json"
+    run.write_text(json.dumps(data))
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    for stem in DECKS:
+        shutil.copy(deck(stem), decks_dir)
+    r = run_make_figures(str(run), "--decks-dir", str(decks_dir), "--tables-only")
+    assert r.returncode == 0, r.stderr
+    for stem in DECKS:
+        new, old = (decks_dir / f"{stem}.md").read_text(), deck(stem).read_text()
+        assert outside_markers(new) == outside_markers(old), f"{stem}: text outside the markers moved"
+    assert "NVIDIA Example GPU" in (decks_dir / f"{mf.INTRO}.md").read_text()
+    assert "has no run of" in (decks_dir / f"{dropped}.md").read_text()
+
+
+def test_figures_regenerate(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed: figures not redrawn")
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    for stem in DECKS:
+        shutil.copy(deck(stem), decks_dir)
+    r = run_make_figures("--decks-dir", str(decks_dir))
+    assert r.returncode == 0, r.stderr
+    for stem in DECKS:
+        assert (decks_dir / f"{stem}.md").read_text() == deck(stem).read_text(), \
+            f"{stem}: the committed tables are stale"
+        for f in mf.figures_named(deck(stem).read_text()):
+            out = decks_dir / f
+            assert out.is_file(), f"{stem}: {f} was not generated"
+            assert out.stat().st_size < 200_000, f"{f}: {out.stat().st_size} bytes"
+
+
+def test_decks_build(tmp_path):
+    missing = build.missing_tools()
+    if missing:
+        pytest.skip("cannot build PDFs here: " + "; ".join(missing))
+    r = subprocess.run([sys.executable, str(SLIDES / "build.py"), "--no-figures",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-4000:]
+    for stem in DECKS:
+        pdf = tmp_path / f"{stem}.pdf"
+        assert pdf.is_file() and pdf.stat().st_size > 10_000, f"{stem}: no PDF"
