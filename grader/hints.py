@@ -19,6 +19,8 @@ CASE_HINTS = {
                              "missing __syncthreads() between steps of the tree",
     "shared_state": "two calls at once on two streams interfered: keep all state in the "
                     "caller's output and workspace, and queue everything on the caller's stream",
+    "inaccurate": "further from the exact sum than the method allows: check the compensation "
+                  "(Kahan) or that the accumulation stays in double until the end",
     "input_modified": "the input was modified: the contract leaves it unchanged",
     "cuda_error": "a CUDA error: a bad launch configuration or an illegal memory access",
     "wrong_value": "wrong result",

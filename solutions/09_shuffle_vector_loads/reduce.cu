@@ -10,9 +10,10 @@
 //     flight before the first is used: 64 bytes per thread, 64 KiB per block;
 //   - gives each block one contiguous share of the input, read in tiles (as
 //     CUB does), rather than striding over all of it; with 1024 threads and
-//     4 blocks per SM this was the fastest of 40 variants at 2^28 and 2^30
-//     (tests/gpu_runs/h200/vector-sum-sweep-3.txt: 4,562 and 4,621 GB/s,
-//     CUB 4,511 and 4,553 in the same process);
+//     4 blocks per SM this tied for fastest of 17 variants at 2^30 and was
+//     within 1 GB/s of the fastest at 2^28 (tests/gpu_runs/h200/
+//     vector-sum-sweep-3.txt: 4,621 and 4,562 GB/s, CUB 4,553 and 4,511 in
+//     the same process);
 //   - reduces within a warp by __shfl_down_sync, in registers: no shared
 //     memory and no barrier until the 32 warp results meet, once;
 //   - finishes in the same launch: one atomic per block. For the sum,

@@ -55,13 +55,14 @@ void check_bandwidth() {
   ASSERT_NO_FATAL_FAILURE(check("before timing"));
 
   BandwidthFigures b;
+  b.variant = C::variant();
   b.n = n;
   b.ceiling_gbps = copy_ceiling_gbps(copy_ceiling_bytes(info), stream);
   b.result = bench_device(call, n * sizeof(T), stream);
   ASSERT_NO_FATAL_FAILURE(check("after timing"));
   b.theoretical_gbps = info.theoretical_gbps();
   b.device = info.name;
-  record_bandwidth(b, true);
+  record_bandwidth(b, C::kCheckBandwidth);
 }
 
 }  // namespace lab::test

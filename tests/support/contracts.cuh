@@ -12,6 +12,8 @@
 
 #include "failure_report.hpp"
 #include "float_inputs.hpp"
+#include "float_sum_contract.cuh"
+#include "float_sum_inputs.hpp"
 #include "int_inputs.hpp"
 #include "max_contract.cuh"
 #include "max_op.hpp"
@@ -26,6 +28,8 @@ namespace lab::test {
 inline constexpr std::uint32_t kPoisonBits = 0xA5A5A5A5u;
 
 struct SumTraits {
+  static constexpr bool kCheckBandwidth = true;
+  static const char* variant() { return ""; }
   using T = int;
   using Input = IntInput;
   using Pattern = IntPattern;
@@ -90,6 +94,8 @@ struct SumTraits {
 };
 
 struct MaxTraits {
+  static constexpr bool kCheckBandwidth = true;
+  static const char* variant() { return ""; }
   using T = float;
   using Input = FloatInput;
   using Pattern = FloatPattern;
@@ -161,5 +167,79 @@ struct MaxTraits {
     }
   }
 };
+
+// Lab 11: one traits struct per summation method. The edge-size tests use
+// small integers, which every method sums exactly; accuracy on hard inputs
+// has its own tests (float_sum_tests.cu). The bandwidth threshold applies to
+// the compensated method; the others' bandwidth is recorded beside it.
+template <FloatSumMethod M>
+struct FloatSumTraits {
+  static constexpr bool kCheckBandwidth = M == FloatSumMethod::kKahan;
+  static const char* variant() { return M == FloatSumMethod::kKahan ? "" : method_name(M); }
+  using T = float;
+  using Input = SumInput;
+  using Pattern = SumPattern;
+  static constexpr const char* kWhat = "float sum";
+  static constexpr T kGuardBefore = 16777216.0f;
+  static constexpr T kGuardAfter = 65536.0f;
+
+  static std::vector<Pattern> patterns() { return {SumPattern::kSmallIntegers}; }
+  static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
+  static Input bandwidth_input(std::uint64_t seed, std::size_t n) {
+    return {SumPattern::kWideShuffled, seed, n};
+  }
+  static bool allowed(Pattern, std::size_t) { return true; }
+  static T identity() { return 0.0f; }
+  static T reference(const Input& in) {
+    return static_cast<float>(fixed_to_double(exact_sum_fixed(in)));
+  }
+  static std::size_t workspace_bytes(std::size_t n) { return float_sum_workspace_bytes(n); }
+  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
+    reduce_sum_float(in, n, out, ws, M, s);
+  }
+  // Small integers come out exact; on hard inputs a result may differ from
+  // the correctly rounded sum by rounding, more for the plain float methods.
+  static bool same(T a, T b) {
+    const bool accurate = M == FloatSumMethod::kKahan || M == FloatSumMethod::kDouble;
+    const float tolerance = (accurate ? 0x1p-20f : 0x1p-8f) * std::fmax(std::fabs(a), std::fabs(b));
+    return float_bits(a) == float_bits(b) || std::fabs(a - b) <= tolerance;
+  }
+  static std::string show(T v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+  }
+  static void explain_wrong(T expected, T got, CaseFailure* f) {
+    const double diff = static_cast<double>(got) - expected;
+    if (diff > 0 && std::fmod(diff, kGuardAfter) == 0) {
+      f->hint = hint::kReadPastEnd;
+      f->explain = "too large by a multiple of the guard value placed after the input: a thread "
+                   "read past in[n-1]";
+    } else if (std::fmod(diff, kGuardBefore) == 0) {
+      f->hint = hint::kReadBeforeStart;
+      f->explain = "off by a multiple of the guard value placed before the input: a thread read "
+                   "before in[0]";
+    } else {
+      f->hint = hint::kWrongValue;
+      f->explain = std::string(method_name(M)) + ": these inputs are small integers, which every "
+                   "method sums exactly; check the accumulator's add and combine";
+    }
+  }
+  static std::size_t cub_bytes(std::size_t n) {
+    std::size_t bytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const T*>(nullptr),
+                                      static_cast<T*>(nullptr), n));
+    return bytes;
+  }
+  static void run_cub(const T* in, std::size_t n, T* out, void* temp, std::size_t bytes,
+                      cudaStream_t s) {
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, n, s));
+  }
+};
+
+using NaiveFloatSumTraits = FloatSumTraits<FloatSumMethod::kNaive>;
+using PairwiseFloatSumTraits = FloatSumTraits<FloatSumMethod::kPairwise>;
+using KahanFloatSumTraits = FloatSumTraits<FloatSumMethod::kKahan>;
+using DoubleFloatSumTraits = FloatSumTraits<FloatSumMethod::kDouble>;
 
 }  // namespace lab::test

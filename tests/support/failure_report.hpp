@@ -22,6 +22,7 @@ inline constexpr const char* kCudaError = "cuda_error";
 inline constexpr const char* kWrongValue = "wrong_value";
 inline constexpr const char* kWrongIdentity = "wrong_identity";
 inline constexpr const char* kSharedState = "shared_state";
+inline constexpr const char* kInaccurate = "inaccurate";
 }  // namespace hint
 
 struct CaseFailure {

@@ -1,0 +1,81 @@
+// Hard inputs for float summation (lab 11), counter-based like the others,
+// with an exact reference. Every value is built from its bits (a sign, an
+// exponent, a 24-bit significand), so host and device agree to the bit, and
+// every value is a multiple of 2^-44 below 2^24 in magnitude, so the CPU sums
+// them exactly in 128-bit fixed point.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "host_device.hpp"
+#include "int_inputs.hpp"  // mix64
+
+namespace lab {
+
+enum class SumPattern : int {
+  kSmallIntegers,  // integers in [-100, 100]: every method is exact (for edge sizes)
+  kWideSorted,     // magnitudes from 2^-20 to 2^20, ascending, random signs
+  kWideShuffled,   // the same values in a shuffled order (n a power of two)
+  kCancellation,   // +L, s, -L, s': large pairs that cancel, small values that remain
+};
+
+inline const char* pattern_name(SumPattern p) {
+  switch (p) {
+    case SumPattern::kSmallIntegers: return "small_integers";
+    case SumPattern::kWideSorted: return "wide_sorted";
+    case SumPattern::kWideShuffled: return "wide_shuffled";
+    case SumPattern::kCancellation: return "cancellation";
+  }
+  return "?";
+}
+
+LAB_HOST_DEVICE inline float float_from_parts(bool negative, int exponent, std::uint32_t frac23) {
+  const std::uint32_t bits = (negative ? 0x80000000u : 0u) |
+                             (static_cast<std::uint32_t>(exponent + 127) << 23) | (frac23 & 0x7fffffu);
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+struct SumInput {
+  SumPattern pattern = SumPattern::kWideSorted;
+  std::uint64_t seed = 1;
+  std::size_t n = 0;
+
+  LAB_HOST_DEVICE float at(std::size_t i) const {
+    if (pattern == SumPattern::kSmallIntegers)
+      return static_cast<float>(static_cast<int>(mix64(seed ^ mix64(i)) % 201) - 100);
+    if (pattern == SumPattern::kCancellation) {
+      // Group of 4: +L, s, -L, s' with L about 2^20 and s, s' in [0.25, 0.5).
+      const std::size_t group = i / 4;
+      const std::uint64_t h = mix64(seed ^ mix64(group));
+      const float large = float_from_parts(false, 20, static_cast<std::uint32_t>(h));
+      switch (i % 4) {
+        case 0: return large;
+        case 2: return -large;
+        default: return float_from_parts(false, -2, static_cast<std::uint32_t>(mix64(h ^ i)));
+      }
+    }
+    std::size_t j = i;
+    if (pattern == SumPattern::kWideShuffled) {
+      // A bijection of [0, n) for n a power of two: odd multiplier, offset.
+      j = (i * 0x9e3779b97f4a7c15ull + seed) & (n - 1);
+    }
+    const std::uint64_t h = mix64(seed ^ mix64(j));
+    // Exponent rises with j: magnitudes ascend from 2^-20 to 2^20.
+    const int exponent = n > 1 ? -20 + static_cast<int>((40 * j) / (n - 1)) : 0;
+    return float_from_parts((h >> 63) != 0, exponent, static_cast<std::uint32_t>(h));
+  }
+};
+
+// The exact sum, in units of 2^-44 (128-bit fixed point), on all CPU cores.
+__int128 exact_sum_fixed(const SumInput& input);
+inline constexpr int kFixedPointBits = 44;
+
+// The exact sum rounded to double, and a float result's error against it.
+double fixed_to_double(__int128 v);
+double error_of(float got, __int128 exact);
+
+}  // namespace lab

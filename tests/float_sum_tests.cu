@@ -1,0 +1,96 @@
+// Tests of lab 11 (float_sum_contract.cuh). Each method gets the whole
+// contract suite on small integers, which every method sums exactly (sizes,
+// guards, poisoning, streams, alignment, 2^32+ elements, bandwidth); then the
+// accuracy tests: hard inputs of 2^24 elements against the exact sum, where
+// the compensated and double methods must be within 4 ulps of it and the
+// plain float methods have their error recorded.
+#include <cmath>
+
+#include "contract_suite.cuh"
+
+namespace lab::test {
+namespace {
+
+LAB_CONTRACT_TESTS(NaiveSum, NaiveFloatSumTraits)
+LAB_CONTRACT_TESTS(PairwiseSum, PairwiseFloatSumTraits)
+LAB_CONTRACT_TESTS(KahanSum, KahanFloatSumTraits)
+LAB_CONTRACT_TESTS(DoubleSum, DoubleFloatSumTraits)
+
+struct AccuracyCase {
+  FloatSumMethod method;
+  SumPattern pattern;
+};
+
+void PrintTo(const AccuracyCase& c, std::ostream* os) {
+  *os << method_name(c.method) << ", " << pattern_name(c.pattern);
+}
+
+class FloatSumAccuracy : public ::testing::TestWithParam<AccuracyCase> {};
+
+// Relative error against the exact sum; the accurate methods must stay within
+// 4 ulps (2^-22 relative), the others are measured, not judged.
+TEST_P(FloatSumAccuracy, AgainstExactSum) {
+  const AccuracyCase c = GetParam();
+  const std::size_t n = std::size_t{1} << 24;
+  const std::uint64_t seed = case_seed(n, static_cast<std::uint64_t>(c.pattern));
+  const SumInput spec{c.pattern, seed, n};
+  const __int128 exact = exact_sum_fixed(spec);
+  CudaStream stream;
+  DeviceBuffer<float> in(n), out(1);
+  generate(in.get(), n, spec, stream);
+  float got = 0;
+  try {
+    DeviceBuffer<unsigned char> workspace(float_sum_workspace_bytes(n));
+    out.fill_bytes(kPoisonBits & 0xff, stream);
+    reduce_sum_float(in.get(), n, out.get(), workspace.get(), c.method, stream);
+    CUDA_CHECK_LAUNCH();
+    stream.synchronize();
+    if (lab_todo_reached()) throw NotImplemented("a kernel still runs the skeleton's LAB_TODO()");
+    CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+  } catch (const std::exception& e) {
+    return report({n, pattern_name(c.pattern), seed, method_name(c.method), "", "", 0,
+                   dynamic_cast<const NotImplemented*>(&e) ? hint::kNotImplemented : hint::kCudaError,
+                   e.what()});
+  }
+  const double exact_d = fixed_to_double(exact);
+  const double relative = error_of(got, exact) / std::fabs(exact_d);
+  const double ulps = error_of(got, exact) / std::ldexp(1.0, std::ilogb(exact_d) - 23);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", relative);
+  RecordProperty("relative_error", buf);
+  std::snprintf(buf, sizeof buf, "%.3g", ulps);
+  RecordProperty("ulps", buf);
+  RecordProperty("method", method_name(c.method));
+  RecordProperty("input", pattern_name(c.pattern));
+  std::printf("%-9s %-14s exact %.9g got %.9g: relative error %.3g (%.3g ulps)\n",
+              method_name(c.method), pattern_name(c.pattern), exact_d, got, relative, ulps);
+  const bool judged = c.method == FloatSumMethod::kKahan || c.method == FloatSumMethod::kDouble;
+  if (judged && !(relative <= 0x1p-22)) {
+    char e[32], g[32];
+    std::snprintf(e, sizeof e, "%.9g", exact_d);
+    std::snprintf(g, sizeof g, "%.9g", got);
+    report({n, pattern_name(c.pattern), seed, method_name(c.method), e, g, 1, hint::kInaccurate,
+            std::string("relative error ") + buf + " ulps, over the 4 allowed: " +
+                (c.method == FloatSumMethod::kKahan
+                     ? "check the compensation in add and the TwoSum in combine"
+                     : "accumulate in double all the way, and round to float once")});
+  }
+}
+
+std::vector<AccuracyCase> accuracy_cases() {
+  std::vector<AccuracyCase> cases;
+  for (const SumPattern p : {SumPattern::kWideSorted, SumPattern::kWideShuffled, SumPattern::kCancellation})
+    for (const FloatSumMethod m : {FloatSumMethod::kNaive, FloatSumMethod::kPairwise,
+                                   FloatSumMethod::kKahan, FloatSumMethod::kDouble})
+      cases.push_back({m, p});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hard, FloatSumAccuracy, ::testing::ValuesIn(accuracy_cases()),
+    [](const ::testing::TestParamInfo<AccuracyCase>& info) {
+      return std::string(method_name(info.param.method)) + "_" + pattern_name(info.param.pattern);
+    });
+
+}  // namespace
+}  // namespace lab::test
