@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import queue
+import shutil
 import subprocess
 import threading
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from . import feedback, grade, labmeta, submissions, tools
 from .feedback import StudentResult
+from .sandbox import Limits
 
 
 @dataclass
@@ -33,6 +35,13 @@ class BatchConfig:
     gpus: list[str] | None = None     # CUDA device ids; default: every GPU nvidia-smi lists
     arch: str = "auto"
     perf: bool = True
+    sandbox: bool = False             # build and run each submission in a sandbox (sandbox.py)
+    sandbox_limits: Limits | None = None
+    slurm: bool = False               # one Slurm job-array task per submission (slurm.py)
+    partition: str | None = None
+    slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
+    slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
+    wait: bool = True                 # Slurm: wait for the job and write the gradebook
 
 
 def visible_gpus() -> list[str]:
@@ -68,15 +77,20 @@ class Worker:
         self.root, self.gpu, self.config = root, gpu, config
         self.src = root / "src"
         self.build = self.src / "build"
+        self.sandbox = None
 
     def prepare(self, course: labmeta.Course) -> None:
         if not (self.build / "build.ninja").exists():
-            submissions.copy_harness(tools.REPO, self.src)
-            tools.configure(self.build, [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"],
-                            source=self.src)
+            submissions.copy_harness(tools.REPO, self.src)  # no slides/: meson skips it
+            options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
+            tools.configure(self.build, options, source=self.src)
         # Build the skeletons once: later submissions recompile only their lab files.
-        for lab in course.labs:
+        ids = self.config.lab_ids
+        for lab in [course.lab(i) for i in ids] if ids else course.labs:
             tools.build(self.build, f"{lab.id}-labs")
+        if self.config.sandbox and self.sandbox is None:
+            from .sandbox import Sandbox
+            self.sandbox = Sandbox(self.config.sandbox_limits, timeout=self.config.timeout)
 
     def grade(self, spec: str, course: labmeta.Course, labs: list[labmeta.Lab]) -> StudentResult:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -85,22 +99,69 @@ class Worker:
         except ValueError as e:
             return StudentResult(submissions.student_name(spec), spec, "", tools.git_commit(),
                                  now, error=str(e))
+        cell = self.sandbox.cell(sub.student) if self.sandbox is not None else None
         try:
             notes = submissions.install(sub, course, tools.REPO / "labs", self.src / "labs")
             result = StudentResult(sub.student, spec, submissions.content_hash(sub, course),
                                    tools.git_commit(), now, notes=notes)
             env = {"CUDA_VISIBLE_DEVICES": self.gpu} if self.gpu is not None else {}
             for lab in labs:
+                kw = {"sandbox": cell} if cell is not None else {}
                 result.labs.append(grade.grade_lab(lab, self.build, impl="labs", repo=self.src,
                                                    timeout=self.config.timeout,
-                                                   perf=self.config.perf, env=env))
+                                                   perf=self.config.perf, env=env, **kw))
             return result
         finally:
             if sub.workdir is not None:
                 sub.workdir.cleanup()
+            if cell is not None:
+                cell.cleanup()
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.cleanup()
+            self.sandbox = None
+
+
+def write_student(students_dir: Path, res: StudentResult) -> None:
+    """A student's feedback, Gradescope results and result.json (last: marks done)."""
+    d = students_dir / res.student
+    _write_atomic(d / "feedback.md", feedback.markdown(res))
+    _write_atomic(d / "results.json", json.dumps(feedback.gradescope(res), indent=2))
+    _write_atomic(d / "result.json", json.dumps(res.to_dict(), indent=2))
+
+
+def summary_line(res: StudentResult) -> str:
+    bad = [r.lab[:2] + ":" + (r.status if r.status != "graded" else f"{r.tests_failed} failed")
+           for r in res.labs if r.status != "graded" or r.tests_failed]
+    return (f"{res.student}: {res.points:g}/{res.max_points}"
+            + (f" ({', '.join(bad)})" if bad else "") + (f" ERROR {res.error}" if res.error else ""))
+
+
+def previous_result(spec: str, students_dir: Path, course: labmeta.Course) -> StudentResult | None:
+    """The result already written for this submission, if it is for the same content."""
+    previous = load_result(students_dir / submissions.student_name(spec) / "result.json")
+    if previous is None or previous.error:
+        return None
+    try:
+        sub = submissions.open_submission(spec)
+        same = submissions.content_hash(sub, course) == previous.submission_hash
+        if sub.workdir:
+            sub.workdir.cleanup()
+    except ValueError:
+        same = False
+    return previous if same else None
 
 
 def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
+    if config.slurm:
+        from . import slurm
+        return slurm.run_batch(specs, config, progress)
+    if config.sandbox:
+        from .sandbox import SandboxError, available
+        ok, why = available()
+        if not ok:
+            raise SandboxError(f"batch --sandbox: {why}")
     course = labmeta.load()
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
     students_dir = config.out / "students"
@@ -114,19 +175,10 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
     todo: queue.Queue[str] = queue.Queue()
     done: list[StudentResult] = []
     for spec in specs:
-        name = submissions.student_name(spec)
-        previous = load_result(students_dir / name / "result.json")
-        if previous is not None and not previous.error:
-            try:
-                sub = submissions.open_submission(spec)
-                same = submissions.content_hash(sub, course) == previous.submission_hash
-                if sub.workdir:
-                    sub.workdir.cleanup()
-            except ValueError:
-                same = False
-            if same:
-                done.append(previous)
-                continue
+        previous = previous_result(spec, students_dir, course)
+        if previous is not None:
+            done.append(previous)
+            continue
         todo.put(spec)
     total = len(specs)
     progress(f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
@@ -134,33 +186,36 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
     lock = threading.Lock()
     started = time.time()
 
+    errors: list[BaseException] = []
+
     def work(worker: Worker) -> None:
-        worker.prepare(course)
-        while True:
-            try:
-                spec = todo.get_nowait()
-            except queue.Empty:
-                return
-            res = worker.grade(spec, course, labs)
-            d = students_dir / res.student
-            _write_atomic(d / "feedback.md", feedback.markdown(res))
-            _write_atomic(d / "results.json", json.dumps(feedback.gradescope(res), indent=2))
-            _write_atomic(d / "result.json", json.dumps(res.to_dict(), indent=2))  # last: marks done
-            with lock:
-                done.append(res)
-                bad = [r.lab[:2] + ":" + (r.status if r.status != "graded" else
-                                          f"{r.tests_failed} failed")
-                       for r in res.labs if r.status != "graded" or r.tests_failed]
-                progress(f"[batch] {len(done)}/{total} {res.student}: {res.points:g}/"
-                         f"{res.max_points}" + (f" ({', '.join(bad)})" if bad else "")
-                         + (f" ERROR {res.error}" if res.error else "")
-                         + f"  [{time.time() - started:.0f} s]")
+        try:
+            worker.prepare(course)
+        except BaseException as e:  # noqa: BLE001 - reported after the join
+            errors.append(e)
+            return
+        try:
+            while True:
+                try:
+                    spec = todo.get_nowait()
+                except queue.Empty:
+                    return
+                res = worker.grade(spec, course, labs)
+                write_student(students_dir, res)
+                with lock:
+                    done.append(res)
+                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}"
+                             f"  [{time.time() - started:.0f} s]")
+        finally:
+            worker.close()
 
     threads = [threading.Thread(target=work, args=(w,)) for w in workers]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if errors and not todo.empty():
+        raise errors[0]
     _write_atomic(config.out / "gradebook.csv",
                   feedback.gradebook_csv(done, [lab.id for lab in labs]))
     progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}")

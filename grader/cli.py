@@ -38,12 +38,21 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from . import batch
+    from . import batch, sandbox
     config = batch.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
                                gpus=args.gpus.split(",") if args.gpus else None, arch=args.arch,
-                               perf=not args.no_perf)
+                               perf=not args.no_perf, sandbox=args.sandbox,
+                               sandbox_limits=sandbox.Limits.parse(args.sandbox_limit),
+                               slurm=args.slurm, partition=args.partition,
+                               slurm_args=args.slurm_arg, slots=args.slots,
+                               wait=not args.no_wait)
     results = batch.run_batch(args.submissions, config)
     return 1 if any(r.error for r in results) else 0
+
+
+def _slurm_task(args: argparse.Namespace) -> int:
+    from . import slurm
+    return slurm.run_task(args.manifest, args.index)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -97,7 +106,30 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
+    b.add_argument("--sandbox", action="store_true",
+                   help="build and run each submission in a bubblewrap sandbox: an unprivileged "
+                        "user, no network, only its own folder writable, limits on CPU, memory, "
+                        "processes and output")
+    b.add_argument("--sandbox-limit", action="append", metavar="KEY=VALUE",
+                   help="change a sandbox limit: memory_mb, processes, output_mb, cpu_seconds, "
+                        "open_files (repeatable)")
+    b.add_argument("--slurm", action="store_true",
+                   help="grade on a Slurm cluster: one job-array task per submission")
+    b.add_argument("--partition", help="Slurm partition (default: the cluster's default)")
+    b.add_argument("--slurm-arg", action="append", metavar="OPTION",
+                   help="another sbatch option, e.g. --slurm-arg=--account=cs101 (repeatable)")
+    b.add_argument("--slots", type=int, default=4,
+                   help="Slurm: tasks running at once, each with its own build tree (default 4)")
+    b.add_argument("--no-wait", action="store_true",
+                   help="Slurm: submit and return; run the same command again to follow the "
+                        "job and write the gradebook")
     b.set_defaults(func=_batch)
+
+    t = sub.add_parser("slurm-task", help="(inside a Slurm job of batch --slurm) grade one "
+                                          "submission of a manifest")
+    t.add_argument("manifest", type=Path)
+    t.add_argument("--index", type=int, help="default: $SLURM_ARRAY_TASK_ID")
+    t.set_defaults(func=_slurm_task)
 
     r = sub.add_parser("bench", help="every reference and CUB over 2^16..2^30, JSON and plots")
     r.add_argument("--out", type=Path, default=tools.REPO / "build" / "bench")

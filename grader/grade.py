@@ -36,18 +36,25 @@ class GradeReport:
 
 def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Path = tools.REPO,
               timeout: float = 600.0, perf: bool = True, seed: int | None = None,
-              env: dict[str, str] | None = None, sanitize: bool = False) -> LabResult:
+              env: dict[str, str] | None = None, sanitize: bool = False,
+              sandbox=None) -> LabResult:
+    """sandbox: a grader.sandbox.Cell: the lab is built and run in it."""
     violations = policy.check(lab, repo / impl / lab.id) if impl == "labs" else []
     target = f"{lab.id}-{impl}"
-    built = tools.build(build_dir, target)
+    built = (sandbox.build(build_dir, target, tree=repo) if sandbox is not None
+             else tools.build(build_dir, target))
     if not built.ok:
         return LabResult(lab=lab.id, title=lab.title, status="build_failed",
                          reason=built.first_errors, max_correctness=lab.points_correctness,
                          max_performance=lab.points_performance, threshold=lab.threshold,
                          floor=lab.floor)
     env = dict(env or {}, **({} if perf else {"LAB_SKIP_PERF": "1"}))
-    run = run_gtest(build_dir / "tests" / target, timeout=timeout, env=env, seed=seed)
+    run = run_gtest(build_dir / "tests" / target, timeout=timeout, env=env, seed=seed,
+                    sandbox=sandbox)
     result = score(lab, run)
+    if sandbox is not None and result.status == "graded" and result.points_correctness == 0 \
+            and not (result.first_failure and result.first_failure.hint == "not_implemented"):
+        result.notes.append(sandbox.note())
     if sanitize and lab.needs_gpu and result.status == "graded":
         for tool_run in sanitize_mod.run_all(build_dir / "tests" / target):
             result.sanitizer[tool_run.tool] = tool_run.status

@@ -1,7 +1,8 @@
 """`release DEST`: the repository students receive.
 
 Everything but the reference solutions and the hidden tests (mutants, the
-tuning sweeps, the instructor's GPU evidence, CI), with the course GPU's
+tuning sweeps, the class of buggy submissions, the sandbox escapes, the
+grader's own tests, CI), with the course GPU's
 thresholds as they stand in grader/labs.toml. Then grading is checked in the
 copy itself: lab 01 (CPU) is graded and must fail with "not implemented"."""
 from __future__ import annotations
@@ -14,12 +15,14 @@ from pathlib import Path
 
 from . import tools
 
-LEFT_OUT = ("solutions", "tests/mutants", "tests/tuning", "tests/gpu_runs", ".ci", ".git")
+LEFT_OUT = ("solutions", "tests/mutants", "tests/tuning", "tests/submissions", "tests/escapes",
+            "grader/tests", ".ci", ".git")
 
 
 def _ignore(dirpath: str, names: list[str]) -> set[str]:
     rel = Path(dirpath).resolve().relative_to(tools.REPO)
-    skip = {n for n in names if n.startswith("build") or n in ("__pycache__", ".pytest_cache")}
+    skip = {n for n in names if (n.startswith("build") and Path(dirpath, n).is_dir())
+            or n in ("__pycache__", ".pytest_cache")}
     skip |= {n for n in names if (rel / n).as_posix() in LEFT_OUT}
     return skip
 

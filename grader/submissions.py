@@ -147,6 +147,6 @@ def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path
 
 def copy_harness(repo: Path, dest: Path) -> None:
     """The instructor's tree without solutions, build folders, slides or git."""
-    ignore = shutil.ignore_patterns(".git", "build*", "solutions", "slides", "__pycache__",
+    ignore = shutil.ignore_patterns(".git", "build", "build-*", "solutions", "slides", "__pycache__",
                                     "gpu_runs", ".venv", "*.pyc")
     shutil.copytree(repo, dest, ignore=ignore, dirs_exist_ok=True)

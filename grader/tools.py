@@ -87,7 +87,7 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
     if proc.returncode != 0:
         log = proc.stdout + proc.stderr
         hint = ""
-        if "gtest" in log.lower() or "googletest" in log.lower():
+        if "dependency gtest" in log.lower() and "not found" in log.lower():
             hint = ("\nGoogleTest was not found and could not be downloaded: install it "
                     "(Debian/Ubuntu: apt install libgtest-dev) or allow network access.")
         raise SetupError(f"meson setup failed:\n{log[-3000:]}{hint}")

@@ -12,7 +12,9 @@ and every measured number in the decks follows.
 What it writes:
   - slides/figures/*.png: bandwidth against input size per lab with CUB beside
     it (bw_*), each lab against the copy ceiling (ceiling_*), two overview
-    plots (overview_*), and diagrams drawn from the kernels' index arithmetic
+    plots (overview_*), lab 11's accuracy by method and input (accuracy_*:
+    the run's accuracy tests, and accuracy.txt beside the JSON if there is
+    one), and diagrams drawn from the kernels' index arithmetic
     (tree, parallelism, memory, who_*, activity_*, banks_*, shuffle, ...). The
     diagrams do not depend on the JSON.
   - in every deck (slides/NN_name.md), the text between
@@ -65,16 +67,32 @@ PREVIOUS = {
     "09_shuffle_vector_loads:sum": "07_atomic_finish",
     "09_shuffle_vector_loads:max": "08_max_reduction",
     "10_nested_dynamic": "04_sequential_addressing",
+    "11_accurate_float_sum": "06_grid_stride_shared",
 }
 SHORT = {
     "02_interleaved": "interleaved", "03_strided_index": "strided index",
     "04_sequential_addressing": "sequential addr.", "05_two_loads_per_thread": "two loads",
     "06_grid_stride_shared": "grid-stride", "07_atomic_finish": "atomic finish",
     "08_max_reduction": "float max", "09_shuffle_vector_loads": "shuffles + int4",
-    "10_nested_dynamic": "dynamic parallelism",
+    "10_nested_dynamic": "dynamic parallelism", "11_accurate_float_sum": "compensated float sum",
 }
-CONTRACT_WORDS = {"sum": "int sum", "max": "float max"}
-CUB_NAMES = {"sum": "CUB `DeviceReduce::Sum`", "max": "CUB `DeviceReduce::Max`"}
+CONTRACT_WORDS = {"sum": "int sum", "max": "float max", "float sum": "float sum"}
+CUB_NAMES = {"sum": "CUB `DeviceReduce::Sum`", "max": "CUB `DeviceReduce::Max`",
+             "float sum": "CUB `DeviceReduce::Sum` (float)"}
+LINE_STYLES = {"sum": "-", "max": "-.", "float sum": ":"}  # the overview plot, by contract
+
+# Lab 11 (kind gpu_float_sum): four methods of one contract. The run records
+# each method's bandwidth test and the accuracy tests on hard inputs
+# (Hard/FloatSumAccuracy.*: ulps and relative error); a file accuracy.txt
+# beside the JSON, if there is one, holds the printed accuracy lines of
+# another run (tests/float_sum_tests.cu prints them).
+FLOAT_METHODS = ("naive", "pairwise", "kahan", "double")
+FLOAT_INPUTS = ("wide_sorted", "wide_shuffled", "cancellation")
+JUDGED_METHODS = ("kahan", "double")  # the others' errors are recorded, not judged
+ACCURACY_LIMIT = 2.0 ** -22           # relative error allowed to the judged methods
+ACCURACY_FILE = "accuracy.txt"
+ACCURACY_LINE = re.compile(r"^(\w+)\s+(\w+)\s+exact (\S+) got (\S+): relative error (\S+) "
+                           r"\((\S+) ulps\)")
 
 
 # --------------------------------------------------------------------------
@@ -121,6 +139,8 @@ class Lab:
     present: bool = False
     score: dict = field(default_factory=dict)
     cases: list[dict] = field(default_factory=list)   # bandwidth cases' properties (+ "_name")
+    all_cases: list[dict] = field(default_factory=list)  # every case's properties (+ "_name")
+    run: dict = field(default_factory=dict)            # the solution run's own properties (seed)
     benches: list[Bench] = field(default_factory=list)
 
     @property
@@ -169,9 +189,10 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
             lab.present = True
             sol = entry.get("solutions", {})
             lab.score = sol.get("score", {})
-            lab.cases = [dict(c["properties"], _name=c.get("name", ""))
-                         for c in sol.get("run", {}).get("cases", [])
-                         if "gbps" in c.get("properties", {})]
+            lab.all_cases = [dict(c.get("properties", {}), _name=c.get("name", ""))
+                             for c in sol.get("run", {}).get("cases", [])]
+            lab.cases = [c for c in lab.all_cases if "gbps" in c]
+            lab.run = sol.get("run", {}).get("properties", {})
             raw = entry.get("bench") or {}
             if isinstance(raw.get("sizes"), list):  # one bench, the older layout
                 raw = {"bench-" + raw.get("name", lab_id): raw}
@@ -340,19 +361,134 @@ def lab_block(ev: Evidence, lab: Lab) -> str:
         cub = CUB_NAMES.get(b.contract, "CUB")
         where = "in the same process" if b.cub_same_process else "by the CUB peer bench of the same run"
         extra = f", {what}" if len(lab.benches) > 1 else ""
+        who = " (compensated method)" if lab.kind == "gpu_float_sum" else ""
         out += [f"## Measured{extra}: GB/s by input size", "",
-                f"Reference solution on the {provenance(ev)} GB/s of input read; {cub} "
+                f"Reference solution{who} on the {provenance(ev)} GB/s of input read; {cub} "
                 f"measured {where}.", "", *bench_table(ev, lab, b), ""]
         out += [f"## Measured{extra}: against CUB", "",
                 f"![{lab_name(lab.id)} and CUB, GB/s against input size]"
                 f"(figures/bw_{b.slug}.png)", ""]
     if not lab.benches:
         out += [f"## Measured on the {ev.gpu}", "", "This run has no bench of this lab.", ""]
+    if lab.kind == "gpu_float_sum":
+        out += float_sum_block(ev, lab)
     out += ["## Measured: the bandwidth test", "", *test_case_lines(lab), "",
             "## Measured: against the copy ceiling", "",
             f"![{lab_name(lab.id)} and the labs before it, as a fraction of the copy ceiling]"
             f"(figures/ceiling_{lab.id}.png)"]
     return "\n".join(out).rstrip()
+
+
+@dataclass
+class Accuracy:
+    """One run's accuracy tests: (method, input) -> (ulps, relative error) as
+    recorded, and, where the run printed it, each input's exact sum."""
+    where: str
+    errors: dict[tuple[str, str], tuple[str, float | None]]
+    exact: dict[str, float] = field(default_factory=dict)
+
+    def limit_ulps(self, inp: str) -> float | None:
+        """The judged methods' limit, 2^-22 relative, in ulps of this input's
+        exact sum: 2 just above a power of two, 4 just below the next."""
+        import math
+        if inp in self.exact and self.exact[inp]:
+            e = math.frexp(abs(self.exact[inp]))[1] - 1  # 2^e <= |sum| < 2^(e+1)
+            return ACCURACY_LIMIT * abs(self.exact[inp]) / 2.0 ** (e - 23)
+        for (m, i), (u, r) in self.errors.items():  # |sum| / ulp = ulps / relative
+            if i == inp and r and _float(u):
+                return ACCURACY_LIMIT * _float(u) / r
+        return None
+
+
+def accuracy_of_run(lab: Lab) -> Accuracy | None:
+    errors = {(c["method"], c["input"]): (c["ulps"], _float(c.get("relative_error")))
+              for c in lab.all_cases if "ulps" in c and "method" in c and "input" in c}
+    if not errors:
+        return None
+    seed = lab.run.get("seed")
+    return Accuracy(f"the run of the tables above{f' (seed {seed})' if seed else ''}", errors)
+
+
+def accuracy_of_file(path: Path) -> Accuracy | None:
+    if not path.is_file():
+        return None
+    errors, exact = {}, {}
+    for line in path.read_text().splitlines():
+        m = ACCURACY_LINE.match(line)
+        if m:
+            method, inp, ex, _, relative, ulps = m.groups()
+            errors[(method, inp)] = (ulps, _float(relative))
+            exact.setdefault(inp, float(ex))
+    return Accuracy(f"`{rel(path)}`", errors, exact) if errors else None
+
+
+def accuracy_table(acc: Accuracy) -> list[str]:
+    inputs = [i for i in FLOAT_INPUTS if any(k[1] == i for k in acc.errors)]
+    head = ["input"] + (["exact sum"] if acc.exact else []) + list(FLOAT_METHODS) + ["limit"]
+    rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for inp in inputs:
+        cells = [f"`{inp}`"]
+        if acc.exact:
+            cells.append(f"{acc.exact[inp]:,.9g}" if inp in acc.exact else "-")
+        for m in FLOAT_METHODS:
+            u, r = acc.errors.get((m, inp), ("-", None))
+            over = m in JUDGED_METHODS and r is not None and r > ACCURACY_LIMIT
+            cells.append(f"**{u} (over)**" if over else u)
+        limit = acc.limit_ulps(inp)
+        cells.append("-" if limit is None else f"{limit:.1f}")
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def method_bandwidth(lab: Lab) -> list[tuple[str, dict]]:
+    """(method, {gbps, fraction, median_ms, n, ceiling_gbps}) from the bandwidth tests."""
+    out = []
+    for m in FLOAT_METHODS:
+        for c in lab.all_cases:
+            if not c["_name"].lower().startswith(m + "sumbandwidth"):
+                continue
+            pre = "" if "gbps" in c else f"{m}_"
+            if f"{pre}gbps" in c:
+                out.append((m, {k: _float(c.get(pre + k)) for k in
+                                ("gbps", "fraction", "median_ms", "n", "ceiling_gbps")}))
+    return out
+
+
+def float_sum_block(ev: Evidence, lab: Lab) -> list[str]:
+    out = []
+    methods = method_bandwidth(lab)
+    if methods:
+        graded = dict(methods).get("kahan", {})
+        ceil = graded.get("ceiling_gbps")
+        n = graded.get("n") or next((v["n"] for _, v in methods if v.get("n")), None)
+        rows = ["| method | GB/s | of the copy | median ms |", "| --- | ---: | ---: | ---: |"]
+        for m, v in methods:
+            frac, ms = v.get("fraction"), v.get("median_ms")
+            rows.append(f"| {m}{' (graded)' if m == 'kahan' else ''} | {gb(v.get('gbps'))} | "
+                        f"{'-' if frac is None else f'{frac:.3f}'} | "
+                        f"{'-' if ms is None else f'{ms:.3f}'} |")
+        out += ["## Measured: four methods, the same bytes", "",
+                f"The bandwidth test of each method, {int(n):,} floats ({n * 4 / 2**20:,.0f} MiB), "
+                f"same run.", "", *rows, ""]
+        if ceil and n and graded.get("median_ms"):
+            copy_ms = 2 * n * 4 / (ceil * 1e9) * 1e3
+            out += [f"A device-to-device copy of the same input (read once, written once: the "
+                    f"least any sort must move) takes {copy_ms:.3f} ms at the {gb(ceil)} GB/s "
+                    f"measured beside it: {copy_ms / graded['median_ms']:.1f} times the "
+                    f"compensated sum.", ""]
+    runs = [a for a in (accuracy_of_run(lab), accuracy_of_file(ev.path.parent / ACCURACY_FILE))
+            if a]
+    for k, acc in enumerate(runs):
+        out += [f"## Measured: accuracy{f', run {k + 1}' if len(runs) > 1 else ''}", "",
+                f"Error in ulps of the exact sum (the float spacing there), $2^{{24}}$ elements; "
+                f"{acc.where}. At most 0.5: the correctly rounded float. Kahan and double must "
+                "stay within $2^{-22}$ relative: the last column, in ulps.", "",
+                *accuracy_table(acc), ""]
+    if runs:
+        out += ["## Measured: accuracy by method", "",
+                "![Error in ulps of the exact sum, by method and input](figures/"
+                f"accuracy_{lab.id}.png)", ""]
+    return out
 
 
 def intro_block(ev: Evidence) -> str:
@@ -668,6 +804,51 @@ class Figures:
         ax.set_title(f"Lab 01 on the host of the {ev.gpu} machine")
         self.save(fig, f"ceiling_{lab.id}.png")
 
+    def accuracy_plot(self, ev: Evidence, lab: Lab) -> None:
+        runs = [a for a in (accuracy_of_run(lab), accuracy_of_file(ev.path.parent / ACCURACY_FILE))
+                if a]
+        if not runs:
+            return
+        plt = self.plt
+        fig, ax = plt.subplots(figsize=fs(7.2, 3.3))
+        colours = dict(zip(FLOAT_METHODS, ("tab:gray", "tab:orange", "tab:blue", "tab:green")))
+        markers = ("o", "^", "s", "D")
+        ax.axhspan(2, 4, color="tab:red", alpha=0.12, lw=0)
+        ax.text(2.62, 2.8, "limit of kahan and double:\n$2^{-22}$ relative = 2 to 4 ulps",
+                fontsize=7, color="tab:red", va="center", ha="right")
+        ax.axhline(0.5, color="0.4", ls=":", lw=1)
+        ax.text(2.62, 0.42, "below 0.5: correctly rounded", fontsize=7, color="0.35",
+                va="top", ha="right")
+        values = []
+        for k, acc in enumerate(runs):
+            for g, inp in enumerate(FLOAT_INPUTS):
+                for j, m in enumerate(FLOAT_METHODS):
+                    u, r = acc.errors.get((m, inp), (None, None))
+                    u = _float(u)
+                    if u is None:
+                        continue
+                    u = max(u, 1e-3)
+                    values.append(u)
+                    over = m in JUDGED_METHODS and r is not None and r > ACCURACY_LIMIT
+                    x = g + (j - 1.5) * 0.17 + (k - (len(runs) - 1) / 2) * 0.06
+                    ax.plot([x], [u], markers[k % len(markers)], color=colours[m], ms=6,
+                            mec="tab:red" if over else "white", mew=1.5 if over else 0.5)
+        ax.set_yscale("log")
+        ax.set_ylim(min(values + [0.01]) / 2, max(values + [4]) * 2.5)
+        ax.set_xlim(-0.5, 2.65)
+        ax.set_xticks(range(len(FLOAT_INPUTS)), FLOAT_INPUTS)
+        ax.set_ylabel("error, ulps of the exact sum")
+        ax.grid(alpha=0.3, axis="y")
+        handles = [plt.Line2D([], [], ls="", marker="s", color=colours[m], label=m)
+                   for m in FLOAT_METHODS]
+        handles += [plt.Line2D([], [], ls="", marker=markers[k], color="0.3",
+                               label=f"run {k + 1}") for k in range(len(runs))]
+        ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5),
+                  frameon=False)
+        ax.set_title(f"{lab_name(lab.id)}: $2^{{24}}$ elements per input, {ev.gpu}"
+                     + (f"; {len(runs)} runs" if len(runs) > 1 else ""), fontsize=10)
+        self.save(fig, f"accuracy_{lab.id}.png")
+
     def overview(self, ev: Evidence) -> None:
         plt = self.plt
         fig, ax = plt.subplots(figsize=fs(7.4, 3.7))
@@ -677,7 +858,7 @@ class Figures:
         cub = None
         for i, lab in enumerate(gpu):
             for b in lab.benches:
-                ls = "-" if b.contract == "sum" else "-."
+                ls = LINE_STYLES.get(b.contract, "-.")
                 ax.plot([s.log2n for s in b.sizes], [s.gbps for s in b.sizes], ls, marker=".",
                         color=palette[i % len(palette)],
                         label=f"{lab.num} {SHORT.get(lab.id, lab.title[:20])}"
@@ -690,7 +871,11 @@ class Figures:
         self.size_axis(ax)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False,
                   handlelength=1.8)
-        ax.set_title(f"Reference solutions on the {ev.gpu} (dash-dot: float max)")
+        styled = {b.contract for x in gpu for b in x.benches} - {"sum"}
+        ax.set_title(f"Reference solutions on the {ev.gpu}"
+                     + (" (" + ", ".join(f"{'dash-dot' if c == 'max' else 'dotted'}: "
+                                         f"{CONTRACT_WORDS.get(c, c)}" for c in sorted(styled))
+                        + ")" if styled else ""))
         self.save(fig, "overview_bw.png")
 
         labs = [x for x in ev.labs if x.present and _float(x.score.get("fraction")) is not None]
@@ -1218,11 +1403,13 @@ class Figures:
                 continue
             for b in lab.benches:
                 self.bench_plot(ev, lab, b)
+            if lab.kind == "gpu_float_sum":
+                self.accuracy_plot(ev, lab)
             if _float(lab.score.get("fraction")) is not None:
                 self.ceiling_plot(ev, lab)
         # Measured figures of labs this run does not have would be stale.
         for p in self.out.glob("*.png"):
-            if p.name.startswith(("bw_", "ceiling_")) and p not in self.written:
+            if p.name.startswith(("bw_", "ceiling_", "accuracy_")) and p not in self.written:
                 p.unlink()
 
 

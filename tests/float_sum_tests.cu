@@ -70,7 +70,8 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
     std::snprintf(e, sizeof e, "%.9g", exact_d);
     std::snprintf(g, sizeof g, "%.9g", got);
     report({n, pattern_name(c.pattern), seed, method_name(c.method), e, g, 1, hint::kInaccurate,
-            std::string("relative error ") + buf + " ulps, over the 4 allowed: " +
+            std::string(buf) + " ulps from the exact sum, over the limit (a relative error of 2^-22, "
+                "2 to 4 ulps): " +
                 (c.method == FloatSumMethod::kKahan
                      ? "check the compensation in add and the TwoSum in combine"
                      : "accumulate in double all the way, and round to float once")});

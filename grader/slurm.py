@@ -1,0 +1,350 @@
+"""`batch --slurm`: grade a class on a Slurm cluster, one job-array task per submission.
+
+The submitting process (on a login node) works out which submissions still need
+grading (a student whose result.json is there for the same submission is done,
+as in a local batch), writes a manifest to OUT/slurm/, and submits one job
+array: task i grades submission i with `python3 -m grader slurm-task MANIFEST`,
+on one GPU (--gres=gpu:1) when the labs need one and the partition has GPUs.
+Each task writes OUT/students/<name>/ exactly as a local worker does, so OUT
+must be on a file system that the nodes share. At most `slots` tasks run at
+once (the array's %N throttle); each running task holds a slot, a build tree in
+OUT/slurm/slots/ that is built once and then only recompiles a submission's
+lab files (a lock file per slot: two tasks never build in one tree).
+
+The submitting process then follows the job through squeue (pending, running,
+graded; sacct, where the cluster keeps accounting, names the state of a task
+that ended without a result), prints each student as their result arrives,
+and writes OUT/gradebook.csv from every result, the same file a local batch
+writes. Interrupted (Ctrl-C, a closed terminal), it leaves the job running: the
+same command again follows the job still in the queue, then submits whatever
+is left (tasks that failed, new or changed submissions).
+"""
+from __future__ import annotations
+
+import datetime
+import fcntl
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from . import batch, labmeta, submissions, tools
+from .feedback import StudentResult, gradebook_csv
+from .sandbox import Limits
+
+POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
+ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
+          "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
+
+
+class SlurmError(tools.SetupError):
+    """Slurm cannot be used from here; the message says why."""
+
+
+def _run(cmd: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise SlurmError(f"{cmd[0]} is not installed: batch --slurm needs the Slurm client "
+                         "commands (sbatch, squeue) on this machine") from None
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{' '.join(cmd[:2])} did not answer in {timeout:.0f} s") from None
+
+
+def available() -> tuple[bool, str]:
+    """Can jobs be submitted from here? (ok, why not)"""
+    for prog in ("sbatch", "squeue", "sinfo"):
+        if not shutil.which(prog):
+            return False, f"{prog} is not installed (Debian: apt install slurm-client)"
+    try:
+        proc = _run(["sinfo", "-h", "-o", "%t"], timeout=15)
+    except SlurmError as e:
+        return False, str(e)
+    if proc.returncode != 0:
+        return False, "no Slurm controller answers: " + (proc.stderr.strip() or "sinfo failed")
+    states = proc.stdout.split()
+    if not any(s.rstrip("*~#!%$@^-").startswith(("idle", "mix", "alloc", "comp"))
+               for s in states):
+        return False, f"no Slurm node takes jobs (node states: {', '.join(states) or 'none'})"
+    return True, ""
+
+
+def partition_has_gpus(partition: str | None) -> bool:
+    proc = _run(["sinfo", "-h", "-o", "%G"] + (["-p", partition] if partition else []))
+    return proc.returncode == 0 and "gpu" in proc.stdout
+
+
+def _state_path(out: Path) -> Path:
+    return out / "slurm" / "state.json"
+
+
+def _load_state(out: Path) -> dict | None:
+    try:
+        return json.loads(_state_path(out).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def queue_states(job: str) -> dict[int, str]:
+    """Array task id -> state, for the tasks of `job` still in the queue."""
+    proc = _run(["squeue", "-h", "-r", "-j", job, "-o", "%K|%T"])
+    if proc.returncode != 0:        # an unknown (long finished) job id
+        return {}
+    states = {}
+    for line in proc.stdout.splitlines():
+        task, _, state = line.strip().partition("|")
+        if task.isdigit():
+            states[int(task)] = state
+    return states
+
+
+def finished_states(job: str) -> dict[int, str]:
+    """Array task id -> final state from sacct, or {} where there is no accounting."""
+    if not shutil.which("sacct"):
+        return {}
+    proc = _run(["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"])
+    if proc.returncode != 0:
+        return {}
+    states = {}
+    for line in proc.stdout.splitlines():
+        jid, _, state = line.partition("|")
+        if "_" in jid and jid.rsplit("_", 1)[1].isdigit():
+            states[int(jid.rsplit("_", 1)[1])] = state.split()[0] if state else "?"
+    return states
+
+
+def _name(out: Path) -> str:
+    return f"grade-{out.name}"[:60]
+
+
+def _job_name(job: str) -> str:
+    """The name of a job in the queue ("" when it is not there)."""
+    proc = _run(["squeue", "-h", "-j", job, "-o", "%j"])
+    names = proc.stdout.split() if proc.returncode == 0 else []
+    return names[0] if names else ""
+
+
+def _manifest(config: batch.BatchConfig, specs: list[str]) -> dict:
+    limits = config.sandbox_limits or Limits()
+    return {"out": str(config.out), "specs": specs, "lab_ids": config.lab_ids,
+            "timeout": config.timeout, "arch": config.arch, "perf": config.perf,
+            "sandbox": config.sandbox, "sandbox_limits": asdict(limits),
+            "slots": config.slots, "commit": tools.git_commit(),
+            "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def _absolute(spec: str) -> str:
+    """Tasks run in the repository root: a local path must not depend on the cwd."""
+    p = Path(spec)
+    return str(p.resolve()) if p.exists() else spec
+
+
+def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
+           progress=print) -> str:
+    out = config.out
+    sdir = out / "slurm"
+    (sdir / "logs").mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    manifest = sdir / f"manifest-{stamp}.json"
+    manifest.write_text(json.dumps(_manifest(config, specs), indent=2) + "\n")
+    extra = list(config.slurm_args or [])
+    cmd = ["sbatch", "--parsable", f"--array=0-{len(specs) - 1}%{max(1, config.slots)}",
+           f"--job-name={_name(out)}", f"--output={sdir / 'logs' / '%A_%a.out'}",
+           f"--chdir={tools.REPO}", "--export=ALL", "--ntasks=1"]
+    if config.partition:
+        cmd.append(f"--partition={config.partition}")
+    needs_gpu = any(lab.needs_gpu for lab in labs)
+    gpus = needs_gpu and partition_has_gpus(config.partition)
+    if gpus and not any(a.startswith(("--gres", "--gpus")) for a in extra):
+        cmd.append("--gres=gpu:1")
+    elif needs_gpu and not gpus:
+        progress("[slurm] the partition lists no GPUs (sinfo %G): GPU labs will be built "
+                 "but not run")
+    if not any(a.startswith(("--time", "-t")) for a in extra):
+        # The builds, every lab's timeout, and room to spare.
+        minutes = math.ceil((900 + len(labs) * (config.timeout + 120)) / 60)
+        cmd.append(f"--time={minutes}")
+    cmd += extra
+    # The grader of this checkout, with this Python, in the repository root.
+    cmd += ["--wrap", f"exec {sys.executable} -m grader slurm-task {manifest}"]
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        raise SlurmError(f"sbatch failed: {(proc.stderr or proc.stdout).strip()}")
+    job = proc.stdout.strip().split(";")[0]
+    if not job.isdigit():
+        raise SlurmError(f"sbatch gave no job id: {proc.stdout.strip()!r}")
+    _state_path(out).write_text(json.dumps({"job": job, "name": _name(out),
+                                            "manifest": str(manifest), "specs": specs},
+                                           indent=2) + "\n")
+    progress(f"[slurm] submitted job {job}: {len(specs)} task(s), at most {config.slots} at once"
+             + (f", partition {config.partition}" if config.partition else "")
+             + (", one GPU each" if gpus else ""))
+    return job
+
+
+def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | None = None,
+           total: int | None = None, already: int = 0) -> None:
+    """Waits for `job` to leave the queue, printing the scheduler's counts when they
+    change and each student as their result arrives."""
+    poll = POLL_SECONDS if poll is None else poll
+    students = out / "students"
+    names = [submissions.student_name(s) for s in specs]
+    seen: dict[str, float] = {}
+    start_mtimes = {n: _mtime(students / n / "result.json") for n in names}
+    started = time.time()
+    last = ""
+    total = total or len(names)
+    while True:
+        states = queue_states(job)
+        for n in names:
+            m = _mtime(students / n / "result.json")
+            if m and m != start_mtimes[n] and n not in seen:
+                seen[n] = m
+                res = batch.load_result(students / n / "result.json")
+                if res is not None:
+                    progress(f"[slurm] {already + len(seen)}/{total} {batch.summary_line(res)}"
+                             f"  [{time.time() - started:.0f} s]")
+        counts: dict[str, int] = {}
+        for st in states.values():
+            counts[st.lower()] = counts.get(st.lower(), 0) + 1
+        line = (f"[slurm] job {job}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+                + (", " if counts else "") + f"{len(seen)}/{len(names)} graded")
+        if line != last:
+            progress(line)
+            last = line
+        if not states:
+            return
+        time.sleep(poll)
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> list[StudentResult]:
+    ok, why = available()
+    if not ok:
+        raise SlurmError(f"batch --slurm: {why}")
+    if config.sandbox:
+        from . import sandbox
+        ok, why = sandbox.available()
+        if not ok:   # checked here; the nodes check again for themselves
+            progress(f"[slurm] note: no sandbox on this machine ({why}); the nodes need one")
+    config.out = config.out.resolve()
+    course = labmeta.load()
+    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
+    students = config.out / "students"
+    specs = [_absolute(s) for s in specs]
+
+    # A job of an earlier run that is still queued or running: follow it first.
+    state = _load_state(config.out)
+    if state and queue_states(state["job"]) and _job_name(state["job"]) == state.get("name"):
+        progress(f"[slurm] job {state['job']} of an earlier run is still in the queue: "
+                 "following it")
+        follow(config.out, state["job"], state["specs"], progress)
+
+    while True:
+        done, todo = [], []
+        for spec in specs:
+            prev = batch.previous_result(spec, students, course)
+            (done if prev is not None else todo).append(prev if prev is not None else spec)
+        progress(f"[slurm] {len(specs)} submissions: {len(done)} already graded, "
+                 f"{len(todo)} to submit")
+        if not todo:
+            break
+        job = submit(config, todo, labs, progress)
+        if not config.wait:
+            progress(f"[slurm] not waiting: run the same command again to follow job {job} "
+                     "and write the gradebook")
+            return done
+        follow(config.out, job, todo, progress, total=len(specs), already=len(done))
+        missing = [s for s in todo if batch.previous_result(s, students, course) is None]
+        if missing:
+            final = finished_states(job)
+            for i, spec in enumerate(todo):
+                if spec in missing:
+                    name = submissions.student_name(spec)
+                    log = config.out / "slurm" / "logs" / f"{job}_{i}.out"
+                    progress(f"[slurm] {name}: no result (task {job}_{i}: "
+                             f"{final.get(i, 'state unknown')}; log {log})")
+            break   # not resubmitted in a loop: the next run tries them again
+
+    results = []
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    for spec in specs:
+        name = submissions.student_name(spec)
+        res = batch.load_result(students / name / "result.json")
+        if res is None:
+            res = StudentResult(name, spec, "", tools.git_commit(), now,
+                                error="not graded: its Slurm task ended without a result "
+                                      "(see OUT/slurm/logs/); run the batch again")
+        results.append(res)
+    batch._write_atomic(config.out / "gradebook.csv",
+                        gradebook_csv(results, [lab.id for lab in labs]))
+    progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}")
+    return results
+
+
+# -- inside a task --------------------------------------------------------------------------
+
+
+def _acquire_slot(sdir: Path, slots: int, index: int):
+    """A free build tree: its lock is held for the life of the task (closed on exit)."""
+    (sdir / "slots").mkdir(parents=True, exist_ok=True)
+    for k in range(slots):
+        f = open(sdir / "slots" / f"s{k}.lock", "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return k, f
+        except BlockingIOError:
+            f.close()
+    # Every slot taken (a task of an older job still running): wait for one.
+    k = index % slots
+    f = open(sdir / "slots" / f"s{k}.lock", "a")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return k, f
+
+
+def run_task(manifest_path: Path, index: int | None = None) -> int:
+    """One array task: grade submission `index` of the manifest into OUT/students/."""
+    m = json.loads(Path(manifest_path).read_text())
+    if index is None:
+        index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
+    spec = m["specs"][index]
+    out = Path(m["out"])
+    config = batch.BatchConfig(out=out, lab_ids=m["lab_ids"], timeout=m["timeout"],
+                               arch=m["arch"], perf=m["perf"], sandbox=m["sandbox"],
+                               sandbox_limits=Limits(**m["sandbox_limits"]))
+    course = labmeta.load()
+    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
+    students = out / "students"
+    name = submissions.student_name(spec)
+    host = os.uname().nodename
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if batch.previous_result(spec, students, course) is not None:
+        print(f"[slurm-task {index}] {name}: already graded", flush=True)
+        return 0
+    k, lock = _acquire_slot(out / "slurm", max(1, m["slots"]), index)
+    print(f"[slurm-task {index}] {name} on {host}, slot {k}"
+          + (f", GPU {gpu}" if gpu else ""), flush=True)
+    try:
+        # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
+        worker = batch.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
+        worker.prepare(course)
+        try:
+            res = worker.grade(spec, course, labs)
+        finally:
+            worker.close()
+        batch.write_student(students, res)
+        print(f"[slurm-task {index}] {batch.summary_line(res)}", flush=True)
+        return 1 if res.error else 0
+    finally:
+        lock.close()
