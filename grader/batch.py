@@ -15,7 +15,6 @@ import datetime
 import json
 import os
 import queue
-import shutil
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from . import feedback, grade, labmeta, submissions, tools
 from .feedback import StudentResult
+from .scoring import LabResult
 from .sandbox import Limits
 
 
@@ -60,12 +60,11 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def load_result(path: Path) -> StudentResult | None:
-    from .gpucheck import _lab_result  # the same dict -> LabResult conversion
     try:
         d = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    labs = [_lab_result(l) for l in d.pop("labs")]
+    labs = [LabResult.from_dict(l) for l in d.pop("labs")]
     d.pop("points", None), d.pop("max_points", None)
     return StudentResult(labs=labs, **d)
 

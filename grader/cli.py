@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import labmeta, tools
+from . import tools
 
 
 def _grade(args: argparse.Namespace) -> int:

@@ -53,12 +53,7 @@ def _lab_lines(r: LabResult) -> list[str]:
         lines.append(f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
                      f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}")
     if r.first_failure:
-        f = r.first_failure
-        what = f"n={f.n}, input {f.input}" if f.n else ""
-        if f.variant:
-            what = f"{f.variant}, {what}"
-        got = f"; expected {f.expected}, got {f.got}" if f.got else ""
-        lines.append(f"- first failure: `{f.test}` ({what}{got})")
+        lines.append(f"- first failure: `{r.first_failure.test}` ({r.first_failure.describe()})")
         for h in r.hints:
             lines.append(f"  - hint: {h}")
         if r.seed:

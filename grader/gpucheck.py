@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import grade, labmeta, tools
 from .gtest_run import run_gtest
-from .scoring import FailedCase, LabResult, score
+from .scoring import LabResult, score
 from .selftest import summarize
 
 BENCH_SIZES = [16, 18, 20, 22, 24, 26, 28, 30]
@@ -57,13 +57,6 @@ def bench(binary: Path, out_dir: Path) -> dict:
     result["output"] = (proc.stdout + proc.stderr)[-3000:]
     path.unlink(missing_ok=True)
     return result
-
-
-def _lab_result(d: dict) -> LabResult:
-    d = {k: v for k, v in d.items() if k not in ("points", "max_points")}
-    if d.get("first_failure"):
-        d["first_failure"] = FailedCase(**d["first_failure"])
-    return LabResult(**d)
 
 
 def anchor_check(bench_result: dict, anchors: dict[int, float]) -> dict:
@@ -125,7 +118,7 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
     # the solutions on this machine: the handouts quote it.
     for impl in ("labs", "solutions"):
         report = grade.GradeReport(commit=evidence["machine"]["commit"], date="", impl=impl,
-                                   labs=[_lab_result(e[impl]["score"]) for e in labs.values()])
+                                   labs=[LabResult.from_dict(e[impl]["score"]) for e in labs.values()])
         evidence[f"grade_output_{impl}"] = (grade.details(report) + "\n\n" +
                                             grade.table(report)).strip()
 

@@ -125,13 +125,7 @@ def details(report: GradeReport) -> str:
         elif r.status == "policy":
             out.append(f"{r.lab}: policy check failed: {r.reason}")
         if r.first_failure:
-            f = r.first_failure
-            where = f"n={f.n}, input {f.input}" if f.n else f.test
-            if f.variant:
-                where = f"{f.variant}: {where}"
-            line = f"{r.lab}: {f.test} failed ({where}"
-            line += f"; expected {f.expected}, got {f.got})" if f.got else ")"
-            out.append(line)
+            out.append(f"{r.lab}: {r.first_failure.test} failed ({r.first_failure.describe()})")
             for h in r.hints:
                 out.append(f"    hint: {h}")
             out.append(f"    replay: --seed={r.seed}" if r.seed else "")

@@ -26,6 +26,13 @@ class FailedCase:
     hint: str = ""
     message: str = ""
 
+    def describe(self) -> str:
+        """The case in words: 'variant: n=257, input random; expected 3, got 5'."""
+        where = f"n={self.n}, input {self.input}" if self.n else self.test
+        if self.variant:
+            where = f"{self.variant}: {where}"
+        return where + (f"; expected {self.expected}, got {self.got}" if self.got else "")
+
 
 @dataclass
 class LabResult:
@@ -68,6 +75,14 @@ class LabResult:
         d["points"] = self.points
         d["max_points"] = self.max_points
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LabResult":
+        """The inverse of to_dict (reports, batch results, gpucheck evidence)."""
+        d = {k: v for k, v in d.items() if k not in ("points", "max_points")}
+        if d.get("first_failure"):
+            d["first_failure"] = FailedCase(**d["first_failure"])
+        return cls(**d)
 
 
 def is_performance(case: CaseResult) -> bool:
