@@ -18,7 +18,7 @@ enum class SumPattern : int {
   kSmallIntegers,  // integers in [-100, 100]: every method is exact (for edge sizes)
   kWideSorted,     // magnitudes from 2^-20 to 2^20, ascending, random signs
   kWideShuffled,   // the same values in a shuffled order (n a power of two)
-  kCancellation,   // +L, s, -L, s': large pairs that cancel, small values that remain
+  kCancellation,   // large values first, small ones after, the large ones' negatives last
 };
 
 inline const char* pattern_name(SumPattern p) {
@@ -48,15 +48,21 @@ struct SumInput {
     if (pattern == SumPattern::kSmallIntegers)
       return static_cast<float>(static_cast<int>(mix64(seed ^ mix64(i)) % 201) - 100);
     if (pattern == SumPattern::kCancellation) {
-      // Group of 4: +L, s, -L, s' with L about 2^20 and s, s' in [0.25, 0.5).
-      const std::size_t group = i / 4;
-      const std::uint64_t h = mix64(seed ^ mix64(group));
-      const float large = float_from_parts(false, 20, static_cast<std::uint32_t>(h));
-      switch (i % 4) {
-        case 0: return large;
-        case 2: return -large;
-        default: return float_from_parts(false, -2, static_cast<std::uint32_t>(mix64(h ^ i)));
+      // The first and last eighths hold large values L in [2^20, 2^21) with
+      // x[n-1-i] == -x[i], so they cancel exactly; the middle holds small
+      // values in [2^-6, 2^-5), which are the whole sum. A grid-stride thread
+      // meets its large values first, and its running sum (about 2^23) then
+      // rounds every small value away: a float accumulator loses them all.
+      // Partners never share a thread: i and n-1-i differ in parity mod any
+      // even stride. (Earlier groups of +L, s, -L, s' cancelled inside each
+      // thread, as every grid stride was a multiple of 4, and tested nothing.)
+      const std::size_t eighth = n / 8;
+      if (i < eighth || i >= n - eighth) {
+        const bool first = i < eighth;
+        const std::size_t k = first ? i : n - 1 - i;
+        return float_from_parts(!first, 20, static_cast<std::uint32_t>(mix64(seed ^ mix64(k))));
       }
+      return float_from_parts(false, -6, static_cast<std::uint32_t>(mix64(~seed ^ mix64(i))));
     }
     std::size_t j = i;
     if (pattern == SumPattern::kWideShuffled) {
