@@ -51,4 +51,8 @@ double error_of(float got, __int128 exact) {
   return std::fabs(static_cast<double>(got) - fixed_to_double(exact));
 }
 
+double ulps_of(float got, __int128 exact) {
+  return error_of(got, exact) / std::ldexp(1.0, std::ilogb(fixed_to_double(exact)) - 23);
+}
+
 }  // namespace lab

@@ -80,8 +80,11 @@ struct SumInput {
 __int128 exact_sum_fixed(const SumInput& input);
 inline constexpr int kFixedPointBits = 44;
 
-// The exact sum rounded to double, and a float result's error against it.
+// The exact sum rounded to double, and a float result's error against it:
+// absolute, and in ulps of the exact sum (the spacing of floats there,
+// 2^(e-23) for 2^e <= |sum| < 2^(e+1); at most 0.5 is correctly rounded).
 double fixed_to_double(__int128 v);
 double error_of(float got, __int128 exact);
+double ulps_of(float got, __int128 exact);
 
 }  // namespace lab

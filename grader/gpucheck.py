@@ -3,7 +3,8 @@
 Builds everything, runs every lab's tests against the reference solution and
 the untouched skeleton (bandwidth tests on), the meson suites that expect
 failures (skeletons, mutants) and the CUB peer, benchmarks every reference beside
-CUB (same process) over sizes 2^16..2^30, compares with the H200 anchors, and writes
+CUB (same process) over sizes 2^16..2^30, compares with the H200 anchors, runs
+the studies the handouts quote (tests/tuning/*-study), and writes
 OUT/gpucheck.json (GPU, driver, CUDA, commit, every test, every figure). The
 last thing printed is a short table.
 """
@@ -47,16 +48,30 @@ def bench_binaries(build_dir: Path, lab_id: str) -> list[Path]:
     return sorted(p for p in (build_dir / "tests").glob(f"bench-{lab_id}*") if p.is_file())
 
 
-def bench(binary: Path, out_dir: Path) -> dict:
+def run_json(binary: Path, out_dir: Path, args: list[str], timeout: float = 900) -> dict:
+    """Runs `binary ARGS --json=FILE`: its JSON, exit code and output tail."""
     path = out_dir / f"{binary.name}.json"
-    sizes = ",".join(map(str, BENCH_SIZES))
-    proc = subprocess.run([str(binary), f"--sizes={sizes}", f"--json={path}"],
-                          capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run([str(binary), *args, f"--json={path}"],
+                              capture_output=True, text=True, timeout=timeout)
+        code, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, output = "timed_out", f"{e.stdout or ''}{e.stderr or ''} (timed out after {timeout} s)"
     result = json.loads(path.read_text()) if path.exists() else {}
-    result["exit_code"] = proc.returncode
-    result["output"] = (proc.stdout + proc.stderr)[-3000:]
+    result["exit_code"] = code
+    result["output"] = output[-3000:]
     path.unlink(missing_ok=True)
     return result
+
+
+def bench(binary: Path, out_dir: Path) -> dict:
+    return run_json(binary, out_dir, [f"--sizes={','.join(map(str, BENCH_SIZES))}"])
+
+
+def studies(build_dir: Path, out_dir: Path) -> dict:
+    """Every tests/tuning/*-study program: figures a handout quotes (lab 11's sort-first study)."""
+    return {p.name: run_json(p, out_dir, [], timeout=600)
+            for p in sorted((build_dir / "tests" / "tuning").glob("*-study")) if p.is_file()}
 
 
 def anchor_check(bench_result: dict, anchors: dict[int, float]) -> dict:
@@ -133,6 +148,9 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
         peers[peer.id] = {"bench": cub, "anchors": anchor_check(cub, peer.anchor_gbps)}
     evidence["peers"] = peers
 
+    print("[gpucheck] studies ...", flush=True)
+    evidence["studies"] = studies(build_dir, out_dir)
+
     print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
     subprocess.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
                             "--suite", "skeletons", "--suite", "mutants", "--suite", "peers",
@@ -157,6 +175,7 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
             v["at_or_above_cub_at_every_size"] for name, v in e.get("vs_cub", {}).items()
             if e["bench"][name].get("contract") == "sum"))
         for lab_id, e in labs.items())
+    bad = bad or any(r["exit_code"] != 0 for r in evidence["studies"].values())
     return 1 if bad else 0
 
 
@@ -196,6 +215,9 @@ def summary_table(ev: dict) -> str:
         lines.append(f"{pid:28} {'':>10} {'':>16} {'':>9} {'':>7} "
                      + " ".join(f"{a[k]['gbps']:>10.0f} {a[k]['anchor']:>7.0f}" if k in a
                                 else f"{'-':>10} {'-':>7}" for k in ("26", "28")))
+    for name, r in ev.get("studies", {}).items():
+        lines.append(f"{name}: exit {r['exit_code']}; "
+                     + (r["output"].strip().splitlines() or [""])[-1])
     s = ev.get("meson_suites", {})
     lines.append(f"meson suites skeletons/mutants/peers/grader: {len(s.get('passed', []))} passed, "
                  f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
