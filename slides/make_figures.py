@@ -13,8 +13,7 @@ What it writes:
   - slides/figures/*.png: bandwidth against input size per lab with CUB beside
     it (bw_*), each lab against the copy ceiling (ceiling_*), two overview
     plots (overview_*), lab 11's accuracy by method and input (accuracy_*:
-    the run's accuracy tests, and accuracy.txt beside the JSON if there is
-    one), and diagrams drawn from the kernels' index arithmetic
+    the run's accuracy tests, and the run's sort-first study), and diagrams drawn from the kernels' index arithmetic
     (tree, parallelism, memory, who_*, activity_*, banks_*, shuffle, ...). The
     diagrams do not depend on the JSON.
   - in every deck (slides/NN_name.md), the text between
@@ -83,16 +82,16 @@ LINE_STYLES = {"sum": "-", "max": "-.", "float sum": ":"}  # the overview plot, 
 
 # Lab 11 (kind gpu_float_sum): four methods of one contract. The run records
 # each method's bandwidth test and the accuracy tests on hard inputs
-# (Hard/FloatSumAccuracy.*: ulps and relative error); a file accuracy.txt
-# beside the JSON, if there is one, holds the printed accuracy lines of
-# another run (tests/float_sum_tests.cu prints them).
+# (Hard/FloatSumAccuracy.*: ulps and relative error), and the run's studies
+# hold the sort-first study (tests/tuning/sort_first_study.cu): the same
+# values shuffled and sorted by magnitude, over several seeds, and the sort's
+# time beside each method's sum.
 FLOAT_METHODS = ("naive", "pairwise", "kahan", "double")
 FLOAT_INPUTS = ("wide_sorted", "wide_shuffled", "cancellation")
 JUDGED_METHODS = ("kahan", "double")  # the others' errors are recorded, not judged
 ACCURACY_LIMIT = 2.0 ** -22           # relative error allowed to the judged methods
-ACCURACY_FILE = "accuracy.txt"
-ACCURACY_LINE = re.compile(r"^(\w+)\s+(\w+)\s+exact (\S+) got (\S+): relative error (\S+) "
-                           r"\((\S+) ulps\)")
+SORT_STUDY = "sort-first-study"
+ORDERS = ("shuffled", "sorted")
 
 
 # --------------------------------------------------------------------------
@@ -161,6 +160,7 @@ class Evidence:
     commit: str
     date: str
     labs: list[Lab]
+    studies: dict = field(default_factory=dict)  # name -> the study's JSON (gpucheck "studies")
 
     def lab(self, lab_id: str) -> Lab | None:
         return next((lab for lab in self.labs if lab.id == lab_id), None)
@@ -219,7 +219,7 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
     return Evidence(Path(json_path), smi[0] if smi else "unknown GPU",
                     smi[1] if len(smi) > 1 else "?", smi[2] if len(smi) > 2 else "?",
                     cuda.group(1) if cuda else "?", m.get("commit", "")[:7] or "unknown",
-                    m.get("date", "")[:10], labs)
+                    m.get("date", "")[:10], labs, data.get("studies", {}))
 
 
 # --------------------------------------------------------------------------
@@ -381,19 +381,13 @@ def lab_block(ev: Evidence, lab: Lab) -> str:
 
 @dataclass
 class Accuracy:
-    """One run's accuracy tests: (method, input) -> (ulps, relative error) as
-    recorded, and, where the run printed it, each input's exact sum."""
+    """One run's accuracy tests: (method, input) -> (ulps, relative error) as recorded."""
     where: str
     errors: dict[tuple[str, str], tuple[str, float | None]]
-    exact: dict[str, float] = field(default_factory=dict)
 
     def limit_ulps(self, inp: str) -> float | None:
         """The judged methods' limit, 2^-22 relative, in ulps of this input's
         exact sum: 2 just above a power of two, 4 just below the next."""
-        import math
-        if inp in self.exact and self.exact[inp]:
-            e = math.frexp(abs(self.exact[inp]))[1] - 1  # 2^e <= |sum| < 2^(e+1)
-            return ACCURACY_LIMIT * abs(self.exact[inp]) / 2.0 ** (e - 23)
         for (m, i), (u, r) in self.errors.items():  # |sum| / ulp = ulps / relative
             if i == inp and r and _float(u):
                 return ACCURACY_LIMIT * _float(u) / r
@@ -409,27 +403,54 @@ def accuracy_of_run(lab: Lab) -> Accuracy | None:
     return Accuracy(f"the run of the tables above{f' (seed {seed})' if seed else ''}", errors)
 
 
-def accuracy_of_file(path: Path) -> Accuracy | None:
-    if not path.is_file():
-        return None
-    errors, exact = {}, {}
-    for line in path.read_text().splitlines():
-        m = ACCURACY_LINE.match(line)
-        if m:
-            method, inp, ex, _, relative, ulps = m.groups()
-            errors[(method, inp)] = (ulps, _float(relative))
-            exact.setdefault(inp, float(ex))
-    return Accuracy(f"`{rel(path)}`", errors, exact) if errors else None
+def sort_study(ev: Evidence) -> dict | None:
+    """The sort-first study of this run, if it ran and finished."""
+    st = ev.studies.get(SORT_STUDY)
+    return st if st and st.get("exit_code") == 0 and st.get("accuracy") else None
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return (xs[len(xs) // 2] + xs[(len(xs) - 1) // 2]) / 2
+
+
+def sort_study_block(st: dict, graded_ms: float | None) -> list[str]:
+    rows_in = st["accuracy"]
+    k = len(rows_in)
+    rows = ["| method | shuffled: median | max | sorted: median | max | sorting: better, worse |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for m in FLOAT_METHODS:
+        sh = [r["shuffled_ulps"][m] for r in rows_in]
+        so = [r["sorted_ulps"][m] for r in rows_in]
+        # By more than half an ulp: 1.497 and 1.503 are the same distance on two sides.
+        better = sum(b < a - 0.5 for a, b in zip(sh, so))
+        worse = sum(b > a + 0.5 for a, b in zip(sh, so))
+        rows.append(f"| {m} | {_median(sh):.3g} | {max(sh):.3g} | {_median(so):.3g} | "
+                    f"{max(so):.3g} | {better}, {worse} of {k} |")
+    n = int(st["n_timing"])
+    sort_ms = _float(st.get("sort_ms"))
+    sums = st.get("sum_ms", {})
+    cost = (f"Sorting {n:,} floats by magnitude (CUB radix sort) took {sort_ms:.2f} ms; the "
+            f"sums of the same size took {', '.join(f'{m} {_float(v):.3f}' for m, v in sums.items())} "
+            f"ms (median, same process)")
+    ref = graded_ms if graded_ms else _float(sums.get("kahan"))
+    if ref and sort_ms:
+        cost += f": the sort alone is {sort_ms / ref:.0f} times the compensated sum."
+    return ["## Measured: sort first? Same values, two orders", "",
+            f"Error in ulps of the exact sum, $2^{{24}}$ `wide_shuffled` floats and the same "
+            f"floats sorted by magnitude on the GPU, {k} seeds (`tests/tuning/sort_first_study.cu`, "
+            "same run). Better or worse: by more than half an ulp.", "", *rows, "", cost, "",
+            "## Measured: sort first? Each draw", "",
+            "![Each seed's error, shuffled and sorted, by method](figures/"
+            "accuracy_sort_first.png)", ""]
 
 
 def accuracy_table(acc: Accuracy) -> list[str]:
     inputs = [i for i in FLOAT_INPUTS if any(k[1] == i for k in acc.errors)]
-    head = ["input"] + (["exact sum"] if acc.exact else []) + list(FLOAT_METHODS) + ["limit"]
+    head = ["input"] + list(FLOAT_METHODS) + ["limit"]
     rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for inp in inputs:
         cells = [f"`{inp}`"]
-        if acc.exact:
-            cells.append(f"{acc.exact[inp]:,.9g}" if inp in acc.exact else "-")
         for m in FLOAT_METHODS:
             u, r = acc.errors.get((m, inp), ("-", None))
             over = m in JUDGED_METHODS and r is not None and r > ACCURACY_LIMIT
@@ -470,24 +491,19 @@ def float_sum_block(ev: Evidence, lab: Lab) -> list[str]:
         out += ["## Measured: four methods, the same bytes", "",
                 f"The bandwidth test of each method, {int(n):,} floats ({n * 4 / 2**20:,.0f} MiB), "
                 f"same run.", "", *rows, ""]
-        if ceil and n and graded.get("median_ms"):
-            copy_ms = 2 * n * 4 / (ceil * 1e9) * 1e3
-            out += [f"A device-to-device copy of the same input (read once, written once: the "
-                    f"least any sort must move) takes {copy_ms:.3f} ms at the {gb(ceil)} GB/s "
-                    f"measured beside it: {copy_ms / graded['median_ms']:.1f} times the "
-                    f"compensated sum.", ""]
-    runs = [a for a in (accuracy_of_run(lab), accuracy_of_file(ev.path.parent / ACCURACY_FILE))
-            if a]
-    for k, acc in enumerate(runs):
-        out += [f"## Measured: accuracy{f', run {k + 1}' if len(runs) > 1 else ''}", "",
+    acc = accuracy_of_run(lab)
+    if acc:
+        out += ["## Measured: accuracy", "",
                 f"Error in ulps of the exact sum (the float spacing there), $2^{{24}}$ elements; "
                 f"{acc.where}. At most 0.5: the correctly rounded float. Kahan and double must "
                 "stay within $2^{-22}$ relative: the last column, in ulps.", "",
-                *accuracy_table(acc), ""]
-    if runs:
-        out += ["## Measured: accuracy by method", "",
+                *accuracy_table(acc), "",
+                "## Measured: accuracy by method", "",
                 "![Error in ulps of the exact sum, by method and input](figures/"
                 f"accuracy_{lab.id}.png)", ""]
+    st = sort_study(ev)
+    if st:
+        out += sort_study_block(st, (dict(methods).get("kahan") or {}).get("median_ms"))
     return out
 
 
@@ -805,14 +821,12 @@ class Figures:
         self.save(fig, f"ceiling_{lab.id}.png")
 
     def accuracy_plot(self, ev: Evidence, lab: Lab) -> None:
-        runs = [a for a in (accuracy_of_run(lab), accuracy_of_file(ev.path.parent / ACCURACY_FILE))
-                if a]
-        if not runs:
+        acc = accuracy_of_run(lab)
+        if not acc:
             return
         plt = self.plt
         fig, ax = plt.subplots(figsize=fs(7.2, 3.3))
         colours = dict(zip(FLOAT_METHODS, ("tab:gray", "tab:orange", "tab:blue", "tab:green")))
-        markers = ("o", "^", "s", "D")
         ax.axhspan(2, 4, color="tab:red", alpha=0.12, lw=0)
         ax.text(2.62, 2.8, "limit of kahan and double:\n$2^{-22}$ relative = 2 to 4 ulps",
                 fontsize=7, color="tab:red", va="center", ha="right")
@@ -820,34 +834,61 @@ class Figures:
         ax.text(2.62, 0.42, "below 0.5: correctly rounded", fontsize=7, color="0.35",
                 va="top", ha="right")
         values = []
-        for k, acc in enumerate(runs):
-            for g, inp in enumerate(FLOAT_INPUTS):
-                for j, m in enumerate(FLOAT_METHODS):
-                    u, r = acc.errors.get((m, inp), (None, None))
-                    u = _float(u)
-                    if u is None:
-                        continue
-                    u = max(u, 1e-3)
-                    values.append(u)
-                    over = m in JUDGED_METHODS and r is not None and r > ACCURACY_LIMIT
-                    x = g + (j - 1.5) * 0.17 + (k - (len(runs) - 1) / 2) * 0.06
-                    ax.plot([x], [u], markers[k % len(markers)], color=colours[m], ms=6,
-                            mec="tab:red" if over else "white", mew=1.5 if over else 0.5)
+        for g, inp in enumerate(FLOAT_INPUTS):
+            for j, m in enumerate(FLOAT_METHODS):
+                u, r = acc.errors.get((m, inp), (None, None))
+                u = _float(u)
+                if u is None:
+                    continue
+                u = max(u, 1e-3)
+                values.append(u)
+                over = m in JUDGED_METHODS and r is not None and r > ACCURACY_LIMIT
+                ax.plot([g + (j - 1.5) * 0.17], [u], "o", color=colours[m], ms=6,
+                        mec="tab:red" if over else "white", mew=1.5 if over else 0.5)
         ax.set_yscale("log")
         ax.set_ylim(min(values + [0.01]) / 2, max(values + [4]) * 2.5)
         ax.set_xlim(-0.5, 2.65)
         ax.set_xticks(range(len(FLOAT_INPUTS)), FLOAT_INPUTS)
         ax.set_ylabel("error, ulps of the exact sum")
         ax.grid(alpha=0.3, axis="y")
-        handles = [plt.Line2D([], [], ls="", marker="s", color=colours[m], label=m)
+        handles = [plt.Line2D([], [], ls="", marker="o", color=colours[m], label=m)
                    for m in FLOAT_METHODS]
-        handles += [plt.Line2D([], [], ls="", marker=markers[k], color="0.3",
-                               label=f"run {k + 1}") for k in range(len(runs))]
         ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5),
                   frameon=False)
-        ax.set_title(f"{lab_name(lab.id)}: $2^{{24}}$ elements per input, {ev.gpu}"
-                     + (f"; {len(runs)} runs" if len(runs) > 1 else ""), fontsize=10)
+        ax.set_title(f"{lab_name(lab.id)}: $2^{{24}}$ elements per input, {ev.gpu}", fontsize=10)
         self.save(fig, f"accuracy_{lab.id}.png")
+
+    def sort_first_plot(self, ev: Evidence) -> None:
+        st = sort_study(ev)
+        if not st:
+            return
+        plt = self.plt
+        fig, ax = plt.subplots(figsize=fs(7.2, 3.1))
+        colours = dict(zip(ORDERS, ("tab:orange", "tab:blue")))
+        ax.axhline(0.5, color="0.4", ls=":", lw=1)
+        values = []
+        for j, m in enumerate(FLOAT_METHODS):
+            for k, order in enumerate(ORDERS):
+                us = [max(float(r[f"{order}_ulps"][m]), 1e-3) for r in st["accuracy"]]
+                values += us
+                xs = [j + (k - 0.5) * 0.3 + (i - (len(us) - 1) / 2) * 0.025 for i in range(len(us))]
+                ax.plot(xs, us, "o", color=colours[order], ms=4.5, mec="white", mew=0.4)
+            for r in st["accuracy"]:  # each seed: shuffled -> sorted
+                a, b = (max(float(r[f"{o}_ulps"][m]), 1e-3) for o in ORDERS)
+                ax.plot([j - 0.15, j + 0.15], [a, b], color="0.6", lw=0.5, zorder=0)
+        ax.set_yscale("log")
+        ax.set_ylim(min(values + [0.01]) / 2, max(values + [4]) * 2)
+        ax.set_xticks(range(len(FLOAT_METHODS)), FLOAT_METHODS)
+        ax.set_xlim(-0.5, 3.5)
+        ax.set_ylabel("error, ulps of the exact sum")
+        ax.grid(alpha=0.3, axis="y")
+        handles = [plt.Line2D([], [], ls="", marker="o", color=colours[o],
+                              label=f"{o}{' by magnitude' if o == 'sorted' else ''}") for o in ORDERS]
+        handles.append(plt.Line2D([], [], ls=":", color="0.4", label="0.5: correctly rounded below"))
+        ax.legend(handles=handles, fontsize=7, loc="upper right", frameon=False)
+        ax.set_title(f"Same $2^{{24}}$ floats in two orders, {len(st['accuracy'])} seeds, {ev.gpu}",
+                     fontsize=10)
+        self.save(fig, "accuracy_sort_first.png")
 
     def overview(self, ev: Evidence) -> None:
         plt = self.plt
@@ -1405,6 +1446,7 @@ class Figures:
                 self.bench_plot(ev, lab, b)
             if lab.kind == "gpu_float_sum":
                 self.accuracy_plot(ev, lab)
+                self.sort_first_plot(ev)
             if _float(lab.score.get("fraction")) is not None:
                 self.ceiling_plot(ev, lab)
         # Measured figures of labs this run does not have would be stale.
