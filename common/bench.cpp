@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -65,6 +66,14 @@ double host_copy_ceiling_gbps(std::size_t bytes, unsigned threads, const BenchCo
       },
       2 * bytes, config);
   return r.gbps();
+}
+
+bool write_report(const char* path, const std::string& json) {
+  std::FILE* f = std::fopen(path, "w");
+  bool ok = f != nullptr && std::fputs(json.c_str(), f) >= 0;
+  if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+  if (!ok) std::fprintf(stderr, "cannot write %s\n", path);
+  return ok;
 }
 
 }  // namespace lab

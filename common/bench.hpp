@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 namespace lab {
 
@@ -39,5 +40,10 @@ BenchResult bench_host(const std::function<void(long call)>& call, std::size_t b
 // memcpy of `bytes` split over `threads` threads, counting bytes read plus bytes
 // written: the in-process ceiling for the CPU lab.
 double host_copy_ceiling_gbps(std::size_t bytes, unsigned threads, const BenchConfig& config = {});
+
+// Writes a benchmark program's JSON report to `path`. When it cannot, it says
+// so on stderr and returns false: the program then exits non-zero, since a
+// run whose figures were lost must not look like a success.
+bool write_report(const char* path, const std::string& json);
 
 }  // namespace lab

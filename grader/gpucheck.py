@@ -144,7 +144,9 @@ def run(out_dir: Path, build_dir: Path, arch: str) -> int:
         contract = "max" if peer.id.endswith("max") else "sum"
         source = next((b for e in labs.values() for b in e.get("bench", {}).values()
                        if b.get("contract") == contract), {})
-        cub = {"sizes": [dict(s, gbps=s["cub_gbps"]) for s in source.get("sizes", [])]}
+        # CUB's own figures only: the lab's time and detail stay with the lab.
+        cub = {"sizes": [{"log2n": s["log2n"], "n": s["n"], "status": s["status"],
+                          "gbps": s["cub_gbps"]} for s in source.get("sizes", [])]}
         peers[peer.id] = {"bench": cub, "anchors": anchor_check(cub, peer.anchor_gbps)}
     evidence["peers"] = peers
 

@@ -129,15 +129,7 @@ int main(int argc, char** argv) {
                   r.status.c_str(), r.gbps, r.cub_gbps, r.detail.c_str());
     }
     json += "]}\n";
-    if (json_path) {
-      std::FILE* f = std::fopen(json_path, "w");
-      if (!f) {
-        std::fprintf(stderr, "cannot write %s\n", json_path);
-        return 1;
-      }
-      std::fputs(json.c_str(), f);
-      std::fclose(f);
-    }
+    if (json_path && !lab::write_report(json_path, json)) return 1;
     for (const Row& r : rows)
       if (r.status == "wrong") return 1;
     return 0;

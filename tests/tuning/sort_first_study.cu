@@ -217,15 +217,7 @@ int main(int argc, char** argv) {
     for (int m = 0; m < 4; ++m)
       json += std::string(m ? "," : "") + "\"" + method_name(kMethods[m]) + "\":" + fmt("%.4f", sum_ms[m]);
     json += "}}\n";
-    if (json_path) {
-      std::FILE* f = std::fopen(json_path, "w");
-      if (!f) {
-        std::fprintf(stderr, "cannot write %s\n", json_path);
-        return 1;
-      }
-      std::fputs(json.c_str(), f);
-      std::fclose(f);
-    }
+    if (json_path && !lab::write_report(json_path, json)) return 1;
 
     std::printf("sort-first-study on %s: %d seeds, 2^24 wide_shuffled floats, error in ulps\n",
                 info.name.c_str(), seeds);

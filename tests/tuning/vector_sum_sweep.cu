@@ -154,8 +154,13 @@ Variant make(int per_sm, int sms, unsigned threads = 256) {
 
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--json=", 7) != 0) {
+      std::fprintf(stderr, "usage: %s [--json=FILE]\n", argv[0]);
+      return 2;
+    }
+    json_path = argv[i] + 7;
+  }
   std::string why;
   if (!lab::cuda_device_available(&why)) {
     std::printf("SKIP: %s\n", why.c_str());
@@ -236,11 +241,6 @@ int main(int argc, char** argv) {
     }
   }
   json += "]}\n";
-  if (json_path) {
-    if (std::FILE* f = std::fopen(json_path, "w")) {
-      std::fputs(json.c_str(), f);
-      std::fclose(f);
-    }
-  }
+  if (json_path && !lab::write_report(json_path, json)) return 1;
   return 0;
 }
