@@ -6,9 +6,7 @@
 #include <vector>
 
 namespace lab {
-namespace {
 
-// v * 2^44 exactly, for any float that is a multiple of 2^-44 (all our inputs).
 __int128 to_fixed(float v) {
   int exponent = 0;
   const double m = std::frexp(static_cast<double>(v), &exponent);  // v = m * 2^exponent
@@ -16,8 +14,6 @@ __int128 to_fixed(float v) {
   const int shift = exponent - 53 + kFixedPointBits;
   return shift >= 0 ? significand << shift : significand >> -shift;
 }
-
-}  // namespace
 
 __int128 exact_sum_fixed(const SumInput& input) {
   const std::size_t n = input.n;

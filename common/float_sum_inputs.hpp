@@ -76,8 +76,10 @@ struct SumInput {
   }
 };
 
-// The exact sum, in units of 2^-44 (128-bit fixed point), on all CPU cores.
+// The exact sum, in units of 2^-44 (128-bit fixed point), on all CPU cores;
+// and one value in those units, exact for any multiple of 2^-44 (every input here).
 __int128 exact_sum_fixed(const SumInput& input);
+__int128 to_fixed(float v);
 inline constexpr int kFixedPointBits = 44;
 
 // The exact sum rounded to double, and a float result's error against it:

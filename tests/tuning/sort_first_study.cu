@@ -99,7 +99,7 @@ std::string check_sorted(const std::vector<float>& sorted, __int128 exact) {
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     if (i && std::fabs(sorted[i]) < std::fabs(sorted[i - 1]))
       return "not ascending in magnitude at index " + std::to_string(i);
-    sum += static_cast<__int128>(std::ldexp(static_cast<double>(sorted[i]), lab::kFixedPointBits));
+    sum += lab::to_fixed(sorted[i]);
   }
   return sum == exact ? "" : "the sorted copy's exact sum differs from the input's";
 }
