@@ -93,7 +93,7 @@ float sum_on_gpu(const float* in, std::size_t n, FloatSumMethod m, void* workspa
   return got;
 }
 
-// Returns an empty string when `sorted` is `values` in ascending magnitude.
+// An empty string when `sorted` ascends in magnitude and sums to `exact`; else what is wrong.
 std::string check_sorted(const std::vector<float>& sorted, __int128 exact) {
   __int128 sum = 0;
   for (std::size_t i = 0; i < sorted.size(); ++i) {
