@@ -42,10 +42,9 @@ BenchResult bench_host(const std::function<void(long call)>& call, std::size_t b
                        const BenchConfig& config) {
   return bench_calls(
       [&](long first, int count) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const WallTimer timer;
         for (int k = 0; k < count; ++k) call(first + k);
-        const auto t1 = std::chrono::steady_clock::now();
-        return std::chrono::duration<double, std::milli>(t1 - t0).count();
+        return timer.ms();
       },
       bytes_per_call, config);
 }

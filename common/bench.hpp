@@ -3,6 +3,7 @@
 // in the clock they pass in (bench_device.hpp uses CUDA events).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -23,6 +24,20 @@ struct BenchResult {
   double min_ms = 0.0;
   double max_ms = 0.0;
   double gbps() const { return median_ms > 0 ? bytes_per_call / (median_ms * 1e6) : 0.0; }
+};
+
+// The one host clock: milliseconds since construction (or restart), from
+// std::chrono::steady_clock, which no process can set.
+class WallTimer {
+ public:
+  WallTimer() : t0_(std::chrono::steady_clock::now()) {}
+  void restart() { t0_ = std::chrono::steady_clock::now(); }
+  double ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
 };
 
 // `time_calls(first, count)` makes calls first .. first+count-1 and returns the

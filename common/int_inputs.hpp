@@ -75,6 +75,15 @@ struct IntInput {
   }
 };
 
+// A value that may replace one element of the input without letting any
+// partial sum overflow (the same bound as the input's own values), drawn from
+// 64 random bits; never zero.
+inline int int_value_in_bounds(std::size_t n, std::uint64_t bits) {
+  const int bound = int_magnitude_bound(n);
+  const int magnitude = 1 + static_cast<int>((bits >> 1) % static_cast<std::uint64_t>(bound));
+  return (bits & 1) ? magnitude : -magnitude;
+}
+
 // Exact sum of the input, on all CPU cores (used as the reference for every size).
 std::int64_t reference_sum(const IntInput& input);
 

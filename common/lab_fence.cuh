@@ -1,9 +1,10 @@
 // Support for the fenced student region of a GPU lab. Include it from exactly
-// one .cu file per lab (it defines the lab's lab_todo_reached()).
+// one .cu file per lab (it defines the lab's lab_todo_flag_address()).
 //
 // A kernel cannot throw, so LAB_TODO() raises a flag in device memory instead;
-// the tests read it after every call and report "not implemented" rather than
-// a wrong sum.
+// the runner reads it after every call and reports "not implemented" rather
+// than a wrong sum. The read happens in the runner's own code, not here, so a
+// lab file needs no host copy at all (the policy check forbids new ones).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,9 +19,10 @@ __device__ int lab_todo_flag = 0;
 // In a fenced kernel: delete this line once the kernel does its job.
 #define LAB_TODO() (void)(lab_todo_flag = 1)
 
-// True once any kernel of this lab has run a LAB_TODO().
-bool lab_todo_reached() {
-  int flag = 0;
-  CUDA_CHECK(cudaMemcpyFromSymbol(&flag, lab_todo_flag, sizeof flag));
-  return flag != 0;
+// Where this lab's LAB_TODO() flag lives on the device (an int, 0 until a
+// kernel still holding a LAB_TODO() runs).
+void* lab_todo_flag_address() {
+  void* address = nullptr;
+  CUDA_CHECK(cudaGetSymbolAddress(&address, lab_todo_flag));
+  return address;
 }

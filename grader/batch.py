@@ -1,30 +1,50 @@
 """`batch`: grade a whole class.
 
-One worker per GPU (CUDA_VISIBLE_DEVICES), each with its own copy of the
-instructor's tree and build folder, built once; a submission's fenced code is
-written into the worker's lab files and only what changed is recompiled.
-Every lab is built and run on its own, with a timeout, so a compile error, a
-crash or a hang costs that lab only. Each finished student is written to
-OUT/students/<name>/ (result.json, feedback.md, results.json) at once, and a
-rerun skips the students whose result is there for the same submission: an
-interrupted batch resumes where it stopped.
+One worker per GPU, each with its own copy of the instructor's tree and
+build folder, built once; a submission's fenced code is written into the
+worker's lab files and only what changed is recompiled. Every lab is built
+and run on its own, with a timeout, so a compile error, a crash or a hang
+costs that lab only.
+
+Before the first student, each worker measures its copy ceiling (with no
+student code alive) and grades the reference solutions in exactly the
+setting the students get (sandbox or not): if the reference does not pass,
+the machine is at fault and the batch stops without writing anyone's grade.
+After the last student the ceiling is measured again; a drift is reported.
+
+Each finished student is written to OUT/students/<id>/ (result.json,
+feedback.md, results.json) once everything it ran has ended, and a rerun
+skips the students whose result is there for the same submission, graded
+with the same options by the same grader: an interrupted batch resumes
+where it stopped.
 """
 from __future__ import annotations
 
 import datetime
+import fcntl
+import hashlib
 import json
 import os
 import queue
-import subprocess
+import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import feedback, grade, labmeta, submissions, tools
+from . import feedback, gpus, grade, isolation, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
-from .scoring import LabResult
 from .sandbox import Limits
+
+# A batch's ceiling may differ from the course's calibration by this much
+# (another GPU of the same model, a warmer room) and from its own first
+# measurement by the second (something else ran on the GPU meanwhile).
+CEILING_CALIBRATION_BOUND = 0.15
+CEILING_DRIFT_BOUND = 0.10
+
+
+class BatchError(tools.SetupError):
+    """The batch cannot grade here; nobody's grade was written. exit_code 3."""
 
 
 @dataclass
@@ -32,83 +52,177 @@ class BatchConfig:
     out: Path
     lab_ids: list[str] | None = None
     timeout: float = 600.0
-    gpus: list[str] | None = None     # CUDA device ids; default: every GPU nvidia-smi lists
+    gpus: list[str] | None = None     # nvidia-smi indices or UUIDs; default: every GPU
     arch: str = "auto"
     perf: bool = True
-    sandbox: bool = False             # build and run each submission in a sandbox (sandbox.py)
+    sandbox: bool = False             # the runner in bubblewrap (sandbox.py)
     sandbox_limits: Limits | None = None
+    sanitize: bool = True             # small cases under compute-sanitizer (GPU labs)
+    linked_policy: bool = True        # off only in the attack suite, to test the rest alone
+    roster: dict[str, str] | None = None  # submission -> student id
+    preflight: bool = True            # grade the reference in this setting first
+    accept_ceiling: bool = False      # grade even when the ceiling is off the calibration
     slurm: bool = False               # one Slurm job-array task per submission (slurm.py)
     partition: str | None = None
     slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
     slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True                 # Slurm: wait for the job and write the gradebook
 
+    def fingerprint(self) -> str:
+        """What a result depends on besides the submission: a result graded with
+        other options, another grader or another course file is not reused."""
+        parts = {"labs": sorted(self.lab_ids or []), "perf": self.perf,
+                 "sandbox": self.sandbox, "sanitize": self.sanitize, "arch": self.arch,
+                 "policy": self.linked_policy,
+                 "limits": asdict(self.sandbox_limits or Limits()),
+                 "grader": tools.git_commit(),
+                 "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16]}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
 
 def visible_gpus() -> list[str]:
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    return [g.uuid for g in gpus.list_gpus()]
 
 
 def load_result(path: Path) -> StudentResult | None:
-    try:
-        d = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    labs = [LabResult.from_dict(l) for l in d.pop("labs")]
-    d.pop("points", None), d.pop("max_points", None)
-    return StudentResult(labs=labs, **d)
+    return store.load_result(path)
+
+
+def write_student(students_dir: Path, res: StudentResult) -> str:
+    return store.write_student(students_dir, res)
+
+
+@dataclass
+class Ceiling:
+    kind: str                       # checker kind it was measured with
+    before: float = 0.0
+    after: float = 0.0
+    calibrated: float | None = None
+    device: str = ""
+
+    def drifted(self) -> bool:
+        return bool(self.before and self.after and
+                    abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before)
 
 
 class Worker:
     """A tree and build folder of the instructor's harness, on one GPU."""
 
     def __init__(self, root: Path, gpu: str | None, config: BatchConfig):
-        self.root, self.gpu, self.config = root, gpu, config
+        self.root, self.config = root, config
+        self.gpu = gpus.find(gpu) if gpu is not None else None
+        # A worker without a GPU of its own (a Slurm task: CUDA_VISIBLE_DEVICES
+        # names the one Slurm gave it) still expects one when the machine has one.
+        self.gpu_expected = self.gpu is not None or (gpu is None and bool(gpus.list_gpus()))
         self.src = root / "src"
         self.build = self.src / "build"
         self.sandbox = None
+        self.ceilings: dict[str, Ceiling] = {}
 
-    def prepare(self, course: labmeta.Course) -> None:
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = self.gpu.uuid  # the checker passes it to the runner
+        return env
+
+    def prepare(self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print) -> None:
         if not (self.build / "build.ninja").exists():
-            submissions.copy_harness(tools.REPO, self.src)  # no slides/: meson skips it
+            submissions.copy_harness(tools.REPO, self.src)  # no slides/, no solutions/
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             tools.configure(self.build, options, source=self.src)
-        # Build the skeletons once: later submissions recompile only their lab files.
-        ids = self.config.lab_ids
-        for lab in [course.lab(i) for i in ids] if ids else course.labs:
-            tools.build(self.build, f"{lab.id}-labs")
+        checkers = sorted({grade.checker_target(lab) for lab in labs})
+        built = tools.build(self.build, checkers + [grade.runner_target(l, "labs") for l in labs])
+        if not built.ok and not (self.build / "tests" / checkers[0]).exists():
+            raise BatchError(f"the harness does not build in {self.build}:\n{built.first_errors}")
         if self.config.sandbox and self.sandbox is None:
             from .sandbox import Sandbox
-            self.sandbox = Sandbox(self.config.sandbox_limits, timeout=self.config.timeout)
+            gpu_env = {"CUDA_VISIBLE_DEVICES": self.gpu.uuid} if self.gpu else {}
+            self.sandbox = Sandbox(self.config.sandbox_limits, timeout=self.config.timeout,
+                                   gpu_node=self.gpu.device_node if self.gpu else None,
+                                   gpu_env=gpu_env)
 
-    def grade(self, spec: str, course: labmeta.Course, labs: list[labmeta.Lab]) -> StudentResult:
+    def isolation(self, student: str):
+        """Where this student's code runs: a sandbox cell, or None (grade_lab
+        makes a fresh contained folder per lab)."""
+        return self.sandbox.cell(student) if self.sandbox is not None else None
+
+    def measure_ceilings(self, labs: list[labmeta.Lab], course: labmeta.Course,
+                         when: str) -> None:
+        """The copy ceiling with no student process alive: the GPU's for GPU labs
+        (through any GPU checker: the same copy), the host's for lab 01."""
+        kinds = {("gpu" if lab.needs_gpu else "cpu"): grade.checker_target(lab) for lab in labs}
+        for side, target in kinds.items():
+            done = proc.run([str(self.build / "tests" / target), "--measure-ceiling"],
+                            timeout=300, env=self.env)
+            try:
+                data = json.loads(done.output.strip().splitlines()[-1])
+                gbps = float(data["ceiling_gbps"])
+            except (ValueError, IndexError, KeyError, TypeError):
+                raise BatchError(f"could not measure the {side} copy ceiling "
+                                 f"({done.describe()}): {done.output[-300:]}") from None
+            c = self.ceilings.setdefault(side, Ceiling(kind=target, device=data.get("device", "")))
+            setattr(c, when, gbps)
+            if side == "gpu":
+                c.calibrated = course.ceilings.get(c.device)
+
+    def preflight(self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print) -> None:
+        """The reference solutions, graded as a student's would be: each must get
+        every correctness point here, or the batch stops."""
+        install_reference(course, self.src / "labs")
+        cell = self.isolation("reference-preflight")
+        try:
+            for lab in labs:
+                # The linked policy check too: the reference against itself must
+                # compile and be judged clean here, or no student's file can be.
+                r = grade.grade_lab(lab, self.build, repo=self.src, timeout=self.config.timeout,
+                                    perf=False, env=self.env, sanitize=False, isolation=cell,
+                                    gpu_expected=self.gpu_expected,
+                                    linked_policy=self.config.linked_policy,
+                                    policy_work=self.root / "policy")
+                if r.status != "graded" or r.points_correctness != r.max_correctness:
+                    why = r.reason or (r.first_failure.describe() if r.first_failure else "")
+                    raise BatchError(
+                        f"the reference solution of {lab.id} does not pass on this machine in "
+                        f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
+                        f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
+                        "The machine or the grader is at fault; nobody was graded.")
+                progress(f"[batch] preflight {lab.id}: reference passes "
+                         f"({r.tests_passed} tests)")
+        finally:
+            if cell is not None:
+                cell.cleanup()
+
+    def grade(self, spec: str, student: str, course: labmeta.Course,
+              labs: list[labmeta.Lab]) -> StudentResult:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
-            sub = submissions.open_submission(spec)
+            sub = submissions.open_submission(spec, student=student)
         except ValueError as e:
-            return StudentResult(submissions.student_name(spec), spec, "", tools.git_commit(),
-                                 now, error=str(e))
-        cell = self.sandbox.cell(sub.student) if self.sandbox is not None else None
+            # The submission itself is at fault (a link, a FIFO, no labs/ ...): a
+            # grade of 0 with the reason, not a fault of the batch.
+            return StudentResult(student, spec, "", tools.git_commit(), now,
+                                 labs=[grade.refused(lab, str(e)) for lab in labs],
+                                 notes=[f"submission refused: {e}"],
+                                 options=self.config.fingerprint())
+        cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, tools.REPO / "labs", self.src / "labs")
-            result = StudentResult(sub.student, spec, submissions.content_hash(sub, course),
-                                   tools.git_commit(), now, notes=notes)
-            env = {"CUDA_VISIBLE_DEVICES": self.gpu} if self.gpu is not None else {}
+            result = StudentResult(student, spec, submissions.content_hash(sub, course),
+                                   tools.git_commit(), now, notes=notes,
+                                   options=self.config.fingerprint())
+            ceiling = {side: c.before for side, c in self.ceilings.items()}
             for lab in labs:
-                kw = {"sandbox": cell} if cell is not None else {}
-                result.labs.append(grade.grade_lab(lab, self.build, impl="labs", repo=self.src,
-                                                   timeout=self.config.timeout,
-                                                   perf=self.config.perf, env=env, **kw))
+                result.labs.append(grade.grade_lab(
+                    lab, self.build, impl="labs", repo=self.src, timeout=self.config.timeout,
+                    perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
+                    isolation=cell, gpu_expected=self.gpu_expected,
+                    ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
+                    linked_policy=self.config.linked_policy, policy_work=self.root / "policy"))
+            errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == "error"]
+            if errors:
+                result.error = "not graded (a fault of the machine or the grader): " + \
+                               "; ".join(errors)
             return result
         finally:
             if sub.workdir is not None:
@@ -122,12 +236,10 @@ class Worker:
             self.sandbox = None
 
 
-def write_student(students_dir: Path, res: StudentResult) -> None:
-    """A student's feedback, Gradescope results and result.json (last: marks done)."""
-    d = students_dir / res.student
-    _write_atomic(d / "feedback.md", feedback.markdown(res))
-    _write_atomic(d / "results.json", json.dumps(feedback.gradescope(res), indent=2))
-    _write_atomic(d / "result.json", json.dumps(res.to_dict(), indent=2))
+def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
+    """The reference solutions' fences in the worker's lab files (preflight)."""
+    sub = submissions.Submission("reference", "solutions", tools.REPO / "solutions")
+    submissions.install(sub, course, tools.REPO / "labs", dest_labs)
 
 
 def summary_line(res: StudentResult) -> str:
@@ -137,19 +249,41 @@ def summary_line(res: StudentResult) -> str:
             + (f" ({', '.join(bad)})" if bad else "") + (f" ERROR {res.error}" if res.error else ""))
 
 
-def previous_result(spec: str, students_dir: Path, course: labmeta.Course) -> StudentResult | None:
-    """The result already written for this submission, if it is for the same content."""
-    previous = load_result(students_dir / submissions.student_name(spec) / "result.json")
-    if previous is None or previous.error:
+def previous_result(spec: str, student: str, students_dir: Path, course: labmeta.Course,
+                    config: BatchConfig) -> StudentResult | None:
+    """The result already written for this submission, if it is for the same
+    content, graded with the same options, and complete."""
+    previous = store.load_result(students_dir / student / "result.json")
+    if previous is None or previous.error or previous.options != config.fingerprint():
         return None
     try:
-        sub = submissions.open_submission(spec)
+        sub = submissions.open_submission(spec, student=student)
         same = submissions.content_hash(sub, course) == previous.submission_hash
         if sub.workdir:
             sub.workdir.cleanup()
     except ValueError:
         same = False
     return previous if same else None
+
+
+class _Lock:
+    """One batch per output folder at a time."""
+
+    def __init__(self, out: Path):
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            self.file = open(out / ".batch.lock", "a")
+        except OSError as e:
+            raise tools.SetupError(f"cannot use {out} for the batch's output: {e.strerror}") from None
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.file.close()
+            raise tools.SetupError(f"another batch is writing to {out}: wait for it, or give "
+                                   "this one another --out") from None
+
+    def release(self) -> None:
+        self.file.close()
 
 
 def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
@@ -163,48 +297,89 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
             raise SandboxError(f"batch --sandbox: {why}")
     course = labmeta.load()
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
-    students_dir = config.out / "students"
-    gpus = config.gpus if config.gpus is not None else visible_gpus()
-    if not gpus:
-        progress("[batch] no GPU here: GPU labs will be built but not run; lab 01 is graded")
-    workers = [Worker(config.out / "workers" / f"w{i}", gpu, config)
-               for i, gpu in enumerate(gpus or [None])]
+    ids = submissions.student_ids(specs, config.roster)   # refuses two submissions, one id
+    for spec in ids:
+        if not submissions.looks_remote(spec) and not os.path.exists(spec):
+            raise tools.SetupError(f"no such submission: {spec}")
+    lock = _Lock(config.out)
+    try:
+        return _run_locked(ids, config, course, labs, progress)
+    finally:
+        lock.release()
 
-    # Resume: a student whose result is there, for the same submission, is done.
-    todo: queue.Queue[str] = queue.Queue()
+
+def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course,
+                labs: list[labmeta.Lab], progress) -> list[StudentResult]:
+    students_dir = config.out / "students"
+    selectors = config.gpus if config.gpus is not None else visible_gpus()
+    needs_gpu = any(lab.needs_gpu for lab in labs)
+    if needs_gpu and not selectors:
+        progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
+    workers = [Worker(config.out / "workers" / f"w{i}", gpu, config)
+               for i, gpu in enumerate(selectors or [None])]
+
+    todo: queue.Queue[tuple[str, str]] = queue.Queue()
     done: list[StudentResult] = []
-    for spec in specs:
-        previous = previous_result(spec, students_dir, course)
+    for spec, student in ids.items():
+        previous = previous_result(spec, student, students_dir, course, config)
         if previous is not None:
             done.append(previous)
-            continue
-        todo.put(spec)
-    total = len(specs)
+        else:
+            todo.put((spec, student))
+    total = len(ids)
     progress(f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
              f"{len(workers)} worker(s)")
+    report: dict = {"fingerprint": config.fingerprint(), "workers": []}
+    if todo.empty():
+        _finish(config, labs, done, report, progress)
+        return done
+
+    # Each worker: set up, measure, preflight; then grade while there is work.
     lock = threading.Lock()
     started = time.time()
-
     errors: list[BaseException] = []
+    ready = threading.Barrier(len(workers))
 
     def work(worker: Worker) -> None:
         try:
-            worker.prepare(course)
+            worker.prepare(course, labs, progress)
+            runnable = [l for l in labs if worker.gpu is not None or not l.needs_gpu]
+            worker.measure_ceilings(runnable, course, "before")
+            _check_calibration(worker, config)
+            if config.preflight:
+                worker.preflight(course, runnable, progress)
         except BaseException as e:  # noqa: BLE001 - reported after the join
             errors.append(e)
+        try:
+            ready.wait()
+        except threading.BrokenBarrierError:
+            pass
+        if errors:
+            worker.close()
             return
         try:
             while True:
                 try:
-                    spec = todo.get_nowait()
+                    spec, student = todo.get_nowait()
                 except queue.Empty:
-                    return
-                res = worker.grade(spec, course, labs)
-                write_student(students_dir, res)
+                    break
+                try:
+                    res = worker.grade(spec, student, course, labs)
+                except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
+                    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+                    res = StudentResult(student, spec, "", tools.git_commit(), now,
+                                        error=f"not graded: {type(e).__name__}: {e}",
+                                        options=config.fingerprint())
+                store.write_student(students_dir, res)
                 with lock:
                     done.append(res)
                     progress(f"[batch] {len(done)}/{total} {summary_line(res)}"
                              f"  [{time.time() - started:.0f} s]")
+            if worker.ceilings:
+                worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
+                                        course, "after")
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
         finally:
             worker.close()
 
@@ -213,9 +388,44 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
         t.start()
     for t in threads:
         t.join()
-    if errors and not todo.empty():
+    if errors and not done:
+        raise errors[0] if isinstance(errors[0], tools.SetupError) else \
+            BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
+    report["workers"] = [{"gpu": w.gpu.uuid if w.gpu else None,
+                          "ceilings": {k: asdict(c) for k, c in w.ceilings.items()}}
+                         for w in workers]
+    for w in workers:
+        for side, c in w.ceilings.items():
+            if c.drifted():
+                progress(f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
+                         f"{c.after:.0f} GB/s during the batch (more than "
+                         f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; "
+                         "regrade the performance points")
+                report["ceiling_drift"] = True
+    _finish(config, labs, done, report, progress)
+    if errors:
         raise errors[0]
-    _write_atomic(config.out / "gradebook.csv",
-                  feedback.gradebook_csv(done, [lab.id for lab in labs]))
-    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}")
     return done
+
+
+def _check_calibration(worker: Worker, config: BatchConfig) -> None:
+    c = worker.ceilings.get("gpu")
+    if c is None or c.calibrated is None:
+        return
+    off = abs(c.before - c.calibrated) / c.calibrated
+    if off > CEILING_CALIBRATION_BOUND and not config.accept_ceiling:
+        raise BatchError(
+            f"the copy ceiling measured on {c.device} ({c.before:.0f} GB/s) is {off:.0%} off the "
+            f"course's calibration for it ({c.calibrated:.0f} GB/s, grader/labs.toml): the GPU "
+            "is busy, throttled or not what it seems. Nobody was graded; fix the machine, or "
+            "pass --accept-ceiling to grade against what it measures.")
+
+
+def _finish(config: BatchConfig, labs: list[labmeta.Lab], results: list[StudentResult],
+            report: dict, progress) -> None:
+    report["students"] = len(results)
+    report["not_graded"] = sorted(r.student for r in results if r.error)
+    store.write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
+    store.write_atomic(config.out / "gradebook.csv",
+                       feedback.gradebook_csv(results, [lab.id for lab in labs]))
+    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}")

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import labmeta, tools
-from .gtest_run import run_gtest
-from .scoring import is_performance
+from . import isolation, labmeta, tools
+from .checker_run import run_checker
+from .scoring import bandwidth_figures, is_performance
 
 
 @dataclass
@@ -30,18 +30,26 @@ def measure(build_dir: Path, repeats: int = 3, margin: float = 0.85,
     course = labmeta.load()
     out = []
     for lab in course.labs:
-        if not tools.build(build_dir, f"{lab.id}-solutions").ok:
+        runner = f"{lab.id}-runner-solutions"
+        checker = f"checker-{lab.kind}"
+        if not tools.build(build_dir, [runner, checker]).ok:
             raise tools.SetupError(f"{lab.id}: the reference solution does not build")
         fractions = []
         for _ in range(repeats):
-            run = run_gtest(build_dir / "tests" / f"{lab.id}-solutions",
-                            gtest_filter="*Bandwidth*", timeout=600)
+            # Measured through the same checker and runner path as a student's code.
+            iso = isolation.contained()
+            try:
+                run = run_checker(build_dir / "tests" / checker, lab.id,
+                                  iso.runner(build_dir / "tests" / runner), impl="solutions",
+                                  gtest_filter="*Bandwidth*", timeout=600)
+            finally:
+                iso.cleanup()
             if run.status == "skipped":
                 progress(f"[calibrate] {lab.id}: skipped ({run.reason})")
                 break
             # A lab with two bandwidth tests (sum and max) is as fast as its slowest.
-            per_run = [float(c.properties["fraction"]) for c in run.cases
-                       if is_performance(c) and "fraction" in c.properties]
+            per_run = [f["fraction"] for c in run.cases if is_performance(c)
+                       for f in bandwidth_figures(c) if f["graded"] and f["fraction"]]
             if per_run:
                 fractions.append(min(per_run))
         if fractions:

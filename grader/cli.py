@@ -4,11 +4,14 @@ Each subcommand is a thin layer over an importable function; exit codes:
   0  everything graded and passed
   1  something was graded and failed (a test, a build, a policy check)
   2  bad usage or set-up (unknown lab, meson missing and not installable)
+  3  a fault of the machine or of the grader stopped some grading (nothing
+     was recorded as the student's for it)
   4  nothing failed, but some labs could not be graded here (no GPU)
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -19,7 +22,7 @@ def _grade(args: argparse.Namespace) -> int:
     from . import grade
     report = grade.grade(args.labs or None, build_dir=args.build_dir, impl=args.impl,
                          timeout=args.timeout, perf=not args.no_perf, seed=args.seed,
-                         sanitize=args.sanitize)
+                         sanitize=not args.no_sanitize)
     grade.write_json(report, args.json)
     print()
     text = grade.details(report)
@@ -27,6 +30,10 @@ def _grade(args: argparse.Namespace) -> int:
         print(text + "\n")
     print(f"report: {args.json}\n")
     print(grade.table(report))
+    if any(r.status == "error" for r in report.labs):
+        print("\nSome labs were not graded because of a fault of this machine or of the "
+              "grader (see above).")
+        return 3
     if any(r.status in ("build_failed", "policy", "missing") or r.tests_failed
            or (r.status == "graded" and r.points < r.max_points and r.fraction is not None)
            for r in report.labs):
@@ -38,16 +45,28 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from . import batch, sandbox
+    from . import batch, sandbox, submissions
+    roster = submissions.read_roster(args.roster) if args.roster else None
     config = batch.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
                                gpus=args.gpus.split(",") if args.gpus else None, arch=args.arch,
                                perf=not args.no_perf, sandbox=args.sandbox,
                                sandbox_limits=sandbox.Limits.parse(args.sandbox_limit),
+                               sanitize=not args.no_sanitize, roster=roster,
+                               preflight=not args.no_preflight,
+                               accept_ceiling=args.accept_ceiling,
                                slurm=args.slurm, partition=args.partition,
                                slurm_args=args.slurm_arg, slots=args.slots,
                                wait=not args.no_wait)
-    results = batch.run_batch(args.submissions, config)
-    return 1 if any(r.error for r in results) else 0
+    try:
+        results = batch.run_batch(args.submissions, config)
+    except batch.BatchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+    not_graded = [r.student for r in results if r.error]
+    if not_graded:
+        print(f"[batch] NOT GRADED ({len(not_graded)}): {', '.join(not_graded)}; "
+              "run the same command again to grade them", file=sys.stderr)
+    return 1 if not_graded else 0
 
 
 def _slurm_task(args: argparse.Namespace) -> int:
@@ -77,7 +96,18 @@ def _selftest(args: argparse.Namespace) -> int:
 
 def _gpucheck(args: argparse.Namespace) -> int:
     from . import gpucheck
-    return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch)
+    if args.merge:
+        merged = gpucheck.merge(args.merge)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "gpucheck.json").write_text(json.dumps(merged, indent=2) + "\n")
+        print(gpucheck.summary_table(merged))
+        return 0
+    parts = tuple(args.parts.split(",")) if args.parts else gpucheck.PARTS
+    unknown = set(parts) - set(gpucheck.PARTS)
+    if unknown:
+        raise ValueError(f"unknown part(s) {', '.join(sorted(unknown))}: the parts are "
+                         f"{', '.join(gpucheck.PARTS)}")
+    return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch, parts=parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     g.add_argument("--seed", type=int, help="replay a run's inputs (printed in the report)")
     g.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
-    g.add_argument("--sanitize", action="store_true",
-                   help="also run small cases under compute-sanitizer (memcheck, racecheck, "
-                        "synccheck, initcheck); findings cost the lab its points")
+    g.add_argument("--no-sanitize", action="store_true",
+                   help="skip the small cases under compute-sanitizer (memcheck, racecheck, "
+                        "synccheck), which run by default on GPU labs; findings cost the lab "
+                        "its correctness points")
     g.set_defaults(func=_grade)
 
     b = sub.add_parser("batch", help="grade many submissions (folders, archives, git repos)")
@@ -106,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
+    b.add_argument("--no-sanitize", action="store_true",
+                   help="skip the small cases under compute-sanitizer (on by default)")
+    b.add_argument("--roster", type=Path,
+                   help="CSV of submission,student_id: the ids the gradebook uses (default: "
+                        "each submission's folder or repository name, which must be unique)")
+    b.add_argument("--no-preflight", action="store_true",
+                   help="do not grade the reference solutions first (they must pass in the "
+                        "batch's own setting, or the batch stops)")
+    b.add_argument("--accept-ceiling", action="store_true",
+                   help="grade even when the measured copy ceiling is more than 15%% off the "
+                        "course's calibration for this GPU")
     b.add_argument("--sandbox", action="store_true",
                    help="build and run each submission in a bubblewrap sandbox: an unprivileged "
                         "user, no network, only its own folder writable, limits on CPU, memory, "
@@ -162,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", type=Path, required=True, help="folder for the JSON and logs")
     c.add_argument("--build-dir", type=Path, default=tools.REPO / "build-gpucheck")
     c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
+    c.add_argument("--parts", help="comma-separated: labs, suites, bench, attacks, sandbox, "
+                                   "class (default: all)")
+    c.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                   help="merge the gpucheck.json of partial runs into OUT/gpucheck.json")
     c.set_defaults(func=_gpucheck)
 
     args = ap.parse_args(argv)

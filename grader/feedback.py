@@ -3,7 +3,9 @@ results.json, one CSV row per student."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 from dataclasses import asdict, dataclass, field
 
 from .scoring import LabResult
@@ -18,7 +20,9 @@ class StudentResult:
     date: str
     labs: list[LabResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    error: str = ""            # the submission could not be opened at all
+    error: str = ""            # not graded: the submission could not be opened, or the
+                               # machine failed (such a result is never reused on resume)
+    options: str = ""          # fingerprint of the grading options (batch.BatchConfig)
 
     @property
     def points(self) -> float:
@@ -33,6 +37,13 @@ class StudentResult:
         d["labs"] = [r.to_dict() for r in self.labs]
         d["points"], d["max_points"] = self.points, self.max_points
         return d
+
+    def to_json(self) -> str:
+        """The text of result.json; the gradebook row carries its digest."""
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
 
 
 def _lab_lines(r: LabResult) -> list[str]:
@@ -99,10 +110,11 @@ def gradescope(res: StudentResult) -> dict:
 def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["student"] + lab_ids + ["total", "max", "notes"])
+    w.writerow(["student"] + lab_ids + ["total", "max", "notes", "result_sha256"])
     for res in sorted(results, key=lambda r: r.student):
         by_lab = {r.lab: r.points for r in res.labs}
         w.writerow([res.student] + [f"{by_lab.get(l, 0):g}" for l in lab_ids]
                    + [f"{res.points:g}", res.max_points,
-                      "; ".join(([res.error] if res.error else []) + res.notes)[:500]])
+                      "; ".join(([res.error] if res.error else []) + res.notes)[:500],
+                      res.digest()])
     return buf.getvalue()

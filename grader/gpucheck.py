@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from . import grade, labmeta, tools
-from .gtest_run import run_gtest
+from . import grade, isolation, labmeta, sanitize, tools
+from .checker_run import run_checker
 from .scoring import LabResult, score
 from .selftest import summarize
 
@@ -97,88 +99,178 @@ def cub_check(bench_result: dict) -> dict:
             "lowest_ratio": min((r["ratio"] for r in rows.values() if r["ratio"]), default=None)}
 
 
-def run(out_dir: Path, build_dir: Path, arch: str) -> int:
-    t0 = time.time()
+PARTS = ("labs", "suites", "bench", "attacks", "sandbox", "class")
+
+
+def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PARTS) -> int:
+    """The evidence run, or some of its parts (a GPU call has a time limit):
+    labs (every solution and skeleton through its checker, the sanitizer's
+    cost), suites (the meson suites that expect failures: skeletons, mutants,
+    peers), bench (every reference and CUB over sizes, the studies), attacks
+    (tests/attacks on lab 07, with and without --sandbox), sandbox (batch
+    --sandbox of the reference solutions, every lab), class (the class of ten)."""
+    started = time.time()
     out_dir.mkdir(parents=True, exist_ok=True)
     meson = tools.ensure_tools()
     tools.configure(build_dir, [f"-Dgpu_arch={arch}"])
-    evidence: dict = {"machine": machine(), "command": "python3 -m grader gpucheck --out OUT"}
+    evidence: dict = {"machine": machine(), "parts": list(parts),
+                      "command": f"python3 -m grader gpucheck --out OUT --parts {','.join(parts)}"}
     built = tools.build(build_dir)
-    evidence["build"] = {"ok": built.ok, "log_tail": built.log[-3000:]}
+    evidence["build"] = {"ok": built.ok, "seconds": round(built.seconds, 1),
+                         "log_tail": built.log[-3000:]}
     if not built.ok:
         (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2))
         print(built.log[-6000:])
         return 1
-
     course = labmeta.load()
-    labs: dict = {}
+    bad = False
+    if "labs" in parts or "bench" in parts:
+        evidence["labs"] = {}
+    if "labs" in parts:
+        bad |= _labs(course, build_dir, evidence)
+    if "bench" in parts:
+        bad |= _bench(course, build_dir, out_dir, evidence)
+    if "suites" in parts:
+        print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
+        # Correctness only (LAB_SKIP_PERF): three at a time fit the GPU's memory
+        # with a 2^32-element case each.
+        subprocess.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
+                                "--num-processes", "3", "--suite", "skeletons", "--suite",
+                                "mutants", "--suite", "peers"], capture_output=True, text=True)
+        testlog = build_dir / "meson-logs" / "testlog.json"
+        suites = summarize(testlog) if testlog.exists() else {"failed": ["no meson log"]}
+        evidence["meson_suites"] = suites
+        if testlog.exists():
+            evidence["meson_log"] = [
+                {k: t.get(k) for k in ("name", "result", "duration", "stdout")}
+                for t in map(json.loads, testlog.read_text().splitlines())]
+        bad |= bool(suites.get("failed"))
+    for part, script in (("attacks", _attacks), ("sandbox", _sandbox_batch), ("class", _class)):
+        if part in parts:
+            print(f"[gpucheck] {part} ...", flush=True)
+            evidence[part] = script(out_dir, arch)
+            bad |= evidence[part]["exit_code"] != 0
+    evidence["seconds"] = round(time.time() - started, 1)
+    (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2) + "\n")
+    print(summary_table(evidence))
+    return 1 if bad else 0
+
+
+def _labs(course: labmeta.Course, build_dir: Path, evidence: dict) -> bool:
+    bad = False
     for lab in course.labs:
-        entry = {}
+        entry = evidence["labs"].setdefault(lab.id, {})
+        checker = build_dir / "tests" / grade.checker_target(lab)
         for impl in ("solutions", "labs"):
             print(f"[gpucheck] {lab.id} {impl} ...", flush=True)
-            run_ = run_gtest(build_dir / "tests" / f"{lab.id}-{impl}", timeout=900)
-            entry[impl] = {"run": run_.to_dict(), "score": score(lab, run_).to_dict()}
-        if lab.needs_gpu:
-            print(f"[gpucheck] {lab.id} bench ...", flush=True)
-            benches = {p.name: bench(p, out_dir) for p in bench_binaries(build_dir, lab.id)}
-            entry["bench"] = benches
-            # Anchors are for the lab's first contract: the int sum where it has two.
-            main = next((b for b in benches.values() if b.get("contract") == "sum"),
-                        next(iter(benches.values()), {}))
-            entry["anchors"] = anchor_check(main, lab.anchor_gbps)
-            entry["vs_cub"] = {name: cub_check(b) for name, b in benches.items()}
-        labs[lab.id] = entry
-    evidence["labs"] = labs
-    # What `python3 -m grader grade` prints for the untouched skeletons and for
-    # the solutions on this machine: the handouts quote it.
+            runner = build_dir / "tests" / grade.runner_target(lab, impl)
+            iso = isolation.contained()
+            try:
+                t0 = time.time()
+                run_ = run_checker(checker, lab.id, iso.runner(runner), impl=impl, timeout=900,
+                                   seed=grade.new_seed(), gpu_expected=lab.needs_gpu)
+                entry[impl] = {"run": run_.to_dict(), "score": score(lab, run_).to_dict(),
+                               "seconds": round(time.time() - t0, 1)}
+                if impl == "solutions" and lab.needs_gpu and sanitize.available():
+                    # What the sanitizer adds to grading one lab (it runs by default).
+                    t0 = time.time()
+                    tools_run = sanitize.run_all(checker, lab.id, runner, iso)
+                    entry["sanitizer"] = {"seconds": round(time.time() - t0, 1),
+                                          "tools": {t.tool: t.status for t in tools_run}}
+                    bad |= any(t.status != "clean" for t in tools_run)
+            finally:
+                iso.cleanup()
+        sol = entry["solutions"]["score"]
+        bad |= entry["solutions"]["run"]["status"] != "completed" or bool(sol["tests_failed"])
+        bad |= entry["labs"]["score"]["points"] != 0
     for impl in ("labs", "solutions"):
         report = grade.GradeReport(commit=evidence["machine"]["commit"], date="", impl=impl,
-                                   labs=[LabResult.from_dict(e[impl]["score"]) for e in labs.values()])
+                                   labs=[LabResult.from_dict(e[impl]["score"])
+                                         for e in evidence["labs"].values()])
         evidence[f"grade_output_{impl}"] = (grade.details(report) + "\n\n" +
                                             grade.table(report)).strip()
+    return bad
 
+
+def _bench(course: labmeta.Course, build_dir: Path, out_dir: Path, evidence: dict) -> bool:
+    bad = False
+    for lab in course.labs:
+        if not lab.needs_gpu:
+            continue
+        entry = evidence["labs"].setdefault(lab.id, {})
+        print(f"[gpucheck] {lab.id} bench ...", flush=True)
+        benches = {p.name: bench(p, out_dir) for p in bench_binaries(build_dir, lab.id)}
+        entry["bench"] = benches
+        # Anchors are for the lab's first contract: the int sum where it has two.
+        main = next((b for b in benches.values() if b.get("contract") == "sum"),
+                    next(iter(benches.values()), {}))
+        entry["anchors"] = anchor_check(main, lab.anchor_gbps)
+        entry["vs_cub"] = {name: cub_check(b) for name, b in benches.items()}
+        bad |= not entry["anchors"]["meets_90_percent_at_2^26_and_2^28"]
+        bad |= lab.beats_cub and not all(
+            v["at_or_above_cub_at_every_size"] for name, v in entry["vs_cub"].items()
+            if benches[name].get("contract") == "sum")
     # CUB runs beside every lab in its bench; its H200 anchors are checked on
     # the first bench of the same contract (int sum or float max).
     peers = {}
     for peer in course.peers:
         contract = "max" if peer.id.endswith("max") else "sum"
-        source = next((b for e in labs.values() for b in e.get("bench", {}).values()
+        source = next((b for e in evidence["labs"].values() for b in e.get("bench", {}).values()
                        if b.get("contract") == contract), {})
         # CUB's own figures only: the lab's time and detail stay with the lab.
         cub = {"sizes": [{"log2n": s["log2n"], "n": s["n"], "status": s["status"],
                           "gbps": s["cub_gbps"]} for s in source.get("sizes", [])]}
         peers[peer.id] = {"bench": cub, "anchors": anchor_check(cub, peer.anchor_gbps)}
     evidence["peers"] = peers
-
     print("[gpucheck] studies ...", flush=True)
     evidence["studies"] = studies(build_dir, out_dir)
+    return bad or any(r["exit_code"] != 0 for r in evidence["studies"].values())
 
-    print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
-    subprocess.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
-                            "--suite", "skeletons", "--suite", "mutants", "--suite", "peers",
-                            "--suite", "grader"], capture_output=True, text=True)
-    testlog = build_dir / "meson-logs" / "testlog.json"
-    suites = summarize(testlog) if testlog.exists() else {}
-    evidence["meson_suites"] = suites
-    if testlog.exists():
-        evidence["meson_log"] = [
-            {k: t.get(k) for k in ("name", "result", "duration", "stdout")}
-            for t in map(json.loads, testlog.read_text().splitlines())]
-    evidence["seconds"] = round(time.time() - t0, 1)
-    (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2) + "\n")
 
-    print(summary_table(evidence))
-    bad = suites.get("failed") or any(
-        e["solutions"]["run"]["status"] != "completed"
-        or e["solutions"]["score"]["tests_failed"]
-        or not e.get("anchors", {"meets_90_percent_at_2^26_and_2^28": True})[
-            "meets_90_percent_at_2^26_and_2^28"]
-        or (course.lab(lab_id).beats_cub and not all(
-            v["at_or_above_cub_at_every_size"] for name, v in e.get("vs_cub", {}).items()
-            if e["bench"][name].get("contract") == "sum"))
-        for lab_id, e in labs.items())
-    bad = bad or any(r["exit_code"] != 0 for r in evidence["studies"].values())
-    return 1 if bad else 0
+def _script(args: list[str], out_dir: Path, name: str, timeout: float = 1800) -> dict:
+    """A repository script's run: exit code, output tail, and the JSON it wrote."""
+    from . import proc
+    done = proc.run([sys.executable, *args], timeout=timeout, cwd=tools.REPO,
+                    env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    result = {"command": " ".join(["python3", *args]), "exit_code": done.code,
+              "seconds": round(done.seconds, 1), "output": done.output[-6000:]}
+    path = out_dir / name
+    if path.exists():
+        result["evidence"] = json.loads(path.read_text())
+    print(done.output[-3000:], flush=True)
+    return result
+
+
+def _attacks(out_dir: Path, arch: str) -> dict:
+    return _script(["tests/attacks/run_attacks.py", str(out_dir), "--lab", "07_atomic_finish",
+                    "--arch", arch, "--mode", "contained-policy", "--mode", "sandboxed-split"],
+                   out_dir, "attacks-07_atomic_finish.json")
+
+
+def _sandbox_batch(out_dir: Path, arch: str) -> dict:
+    """batch --sandbox of the reference solutions, every lab, on this machine's own
+    compilers: each must get full marks (and the preflight runs first)."""
+    import shutil
+    import tempfile
+    work = Path(tempfile.mkdtemp(prefix="sandbox-batch-"))
+    shutil.copytree(tools.REPO / "solutions", work / "reference" / "labs")
+    result = _script(["-m", "grader", "batch", str(work / "reference"), "--out",
+                      str(work / "out"), "--sandbox", "--arch", arch], out_dir, "none")
+    res = json.loads((work / "out" / "students" / "reference" / "result.json").read_text()) \
+        if (work / "out" / "students" / "reference" / "result.json").exists() else {}
+    result["student"] = res
+    result["batch"] = json.loads((work / "out" / "batch.json").read_text()) \
+        if (work / "out" / "batch.json").exists() else {}
+    full = bool(res) and all(l["points"] == l["max_points"] for l in res.get("labs", []))
+    if not full:
+        result["exit_code"] = result["exit_code"] or 1
+    result["full_marks"] = full
+    return result
+
+
+def _class(out_dir: Path, arch: str) -> dict:
+    return _script(["tests/submissions/run_class.py", str(out_dir), "--arch", arch,
+                    "--timeout", "300"], out_dir, "class-run.json")
 
 
 def course_beats_cub(lab_id: str) -> bool:
@@ -189,39 +281,67 @@ def course_beats_cub(lab_id: str) -> bool:
 
 
 def summary_table(ev: dict) -> str:
-    lines = [f"GPU: {'; '.join(ev['machine']['nvidia_smi'])}  commit {ev['machine']['commit']}",
-             f"{'lab':28} {'solution':>10} {'skeleton':>16} {'fraction':>9} {'thresh':>7} "
-             f"{'2^26 GB/s':>10} {'anchor':>7} {'2^28 GB/s':>10} {'anchor':>7}"]
-    for lab_id, e in ev["labs"].items():
-        sol, skel = e["solutions"]["score"], e["labs"]["score"]
-        sol_txt = f"{sol['tests_passed']}/{sol['tests_passed'] + sol['tests_failed']}"
-        hint = (skel.get("first_failure") or {}).get("hint", "")
-        skel_txt = f"fails:{hint}" if skel["tests_failed"] else "PASSES?!"
-        frac = "-" if sol["fraction"] is None else f"{sol['fraction']:.3f}"
-        a = e.get("anchors", {}).get("sizes", {})
+    lines = [f"GPU: {'; '.join(ev['machine']['nvidia_smi'])}  commit {ev['machine']['commit']}"
+             f"  parts {','.join(ev.get('parts', []))}"]
+    labs = ev.get("labs", {})
+    if labs:
+        lines.append(f"{'lab':28} {'solution':>10} {'skeleton':>16} {'fraction':>9} "
+                     f"{'thresh':>7} {'sanitizer':>10} {'2^28 GB/s':>10} {'anchor':>7}")
+    for lab_id, e in labs.items():
         cells = []
-        for k in ("26", "28"):
-            r = a.get(k)
-            cells += [f"{r['gbps']:.0f}" if r else "-", f"{r['anchor']:.0f}" if r else "-"]
-        lines.append(f"{lab_id:28} {sol_txt:>10} {skel_txt:>16} {frac:>9} {sol['threshold']:>7.3f} "
-                     f"{cells[0]:>10} {cells[1]:>7} {cells[2]:>10} {cells[3]:>7}")
-    for lab_id, e in ev["labs"].items():
+        if "solutions" in e:
+            sol, skel = e["solutions"]["score"], e["labs"]["score"]
+            hint = (skel.get("first_failure") or {}).get("hint", "")
+            cells += [f"{sol['tests_passed']}/{sol['tests_passed'] + sol['tests_failed']}",
+                      f"fails:{hint}" if skel["tests_failed"] else "PASSES?!",
+                      "-" if sol["fraction"] is None else f"{sol['fraction']:.3f}",
+                      f"{sol['threshold']:.3f}"]
+        else:
+            cells += ["", "", "", ""]
+        san = e.get("sanitizer")
+        cells.append(f"{san['seconds']:.0f} s" if san else "")
+        r = e.get("anchors", {}).get("sizes", {}).get("28")
+        cells += [f"{r['gbps']:.0f}" if r else "-", f"{r['anchor']:.0f}" if r else "-"]
+        lines.append(f"{lab_id:28} " + " ".join(f"{c:>{w}}" for c, w in
+                                                zip(cells, (10, 16, 9, 7, 10, 10, 7))))
+    for lab_id, e in labs.items():
         for name, v in e.get("vs_cub", {}).items():
             if course_beats_cub(lab_id):
                 lines.append(f"{name}: lowest ratio to CUB {v['lowest_ratio']}, at or above CUB "
                              f"at every size: {v['at_or_above_cub_at_every_size']}"
                              + ("" if e["bench"][name].get("contract") == "sum" else
                                 " (float max: reported, not required)"))
-    for pid, p in ev.get("peers", {}).items():
-        a = p["anchors"]["sizes"]
-        lines.append(f"{pid:28} {'':>10} {'':>16} {'':>9} {'':>7} "
-                     + " ".join(f"{a[k]['gbps']:>10.0f} {a[k]['anchor']:>7.0f}" if k in a
-                                else f"{'-':>10} {'-':>7}" for k in ("26", "28")))
     for name, r in ev.get("studies", {}).items():
         lines.append(f"{name}: exit {r['exit_code']}; "
                      + (r["output"].strip().splitlines() or [""])[-1])
-    s = ev.get("meson_suites", {})
-    lines.append(f"meson suites skeletons/mutants/peers/grader: {len(s.get('passed', []))} passed, "
-                 f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
-                 + (f" (failed: {', '.join(s['failed'])})" if s.get("failed") else ""))
+    if "meson_suites" in ev:
+        s = ev["meson_suites"]
+        lines.append(f"meson suites skeletons/mutants/peers: {len(s.get('passed', []))} passed, "
+                     f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
+                     + (f" (failed: {', '.join(s['failed'])})" if s.get("failed") else ""))
+    for part in ("attacks", "sandbox", "class"):
+        if part in ev:
+            r = ev[part]
+            lines.append(f"{part}: exit {r['exit_code']} in {r['seconds']:.0f} s; "
+                         + (r["output"].strip().splitlines() or [""])[-1])
     return "\n".join(lines)
+
+
+def merge(files: list[Path]) -> dict:
+    """Evidence from several partial runs of one commit (a GPU call has a time
+    limit), as one: the machine of the first, every part's keys, lab entries
+    merged key by key."""
+    merged: dict = {}
+    for f in files:
+        ev = json.loads(Path(f).read_text())
+        for key, value in ev.items():
+            if key == "labs":
+                for lab_id, entry in value.items():
+                    merged.setdefault("labs", {}).setdefault(lab_id, {}).update(entry)
+            elif key == "parts":
+                merged["parts"] = merged.get("parts", []) + value
+            elif key in ("seconds",):
+                merged[key] = round(merged.get(key, 0) + value, 1)
+            elif key not in merged or key not in ("machine", "command"):
+                merged[key] = value
+    return merged

@@ -1,15 +1,21 @@
-"""`grade`: build and run each lab on its own, score it, explain failures."""
+"""`grade`: build and run each lab on its own, score it, explain failures.
+
+Per lab: the string policy check (fast), the build of the lab's runner (the
+student's code), the linked policy check (what the compiled code calls),
+the trusted checker driving the runner, the score, and the small cases again
+under compute-sanitizer (GPU labs, when it is installed)."""
 from __future__ import annotations
 
 import datetime
 import json
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import labmeta, policy, tools
+from . import gpus, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
-from .gtest_run import run_gtest
+from .checker_run import run_checker
 from .scoring import LabResult, score
 
 
@@ -26,7 +32,9 @@ class GradeReport:
 
     @property
     def max_points(self) -> int:
-        return sum(r.max_points for r in self.labs)
+        """Points of the labs that ran: a lab that could not run here (no GPU)
+        is left out of the total, not counted as 0."""
+        return sum(r.max_points for r in self.labs if r.status != "skipped")
 
     def to_dict(self) -> dict:
         return {"commit": self.commit, "date": self.date, "impl": self.impl,
@@ -34,54 +42,158 @@ class GradeReport:
                 "labs": [r.to_dict() for r in self.labs]}
 
 
+def checker_target(lab: labmeta.Lab) -> str:
+    return f"checker-{lab.kind}"
+
+
+def runner_target(lab: labmeta.Lab, impl: str) -> str:
+    return f"{lab.id}-runner-{impl}"
+
+
+def new_seed() -> int:
+    """The grader chooses every run's seed (and records it): code that runs
+    before a test binary's main() cannot pick one that suits it."""
+    return secrets.randbits(62)
+
+
+def _blank(lab: labmeta.Lab, status: str, reason: str) -> LabResult:
+    return LabResult(lab=lab.id, title=lab.title, status=status, reason=reason,
+                     max_correctness=lab.points_correctness,
+                     max_performance=lab.points_performance, threshold=lab.threshold,
+                     floor=lab.floor)
+
+
+def refused(lab: labmeta.Lab, why: str) -> LabResult:
+    """A lab of a submission that was refused before anything ran: 0, with the reason."""
+    return _blank(lab, "refused", why)
+
+
 def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Path = tools.REPO,
               timeout: float = 600.0, perf: bool = True, seed: int | None = None,
-              env: dict[str, str] | None = None, sanitize: bool = False,
-              sandbox=None) -> LabResult:
-    """sandbox: a grader.sandbox.Cell: the lab is built and run in it."""
-    violations = policy.check(lab, repo / impl / lab.id) if impl == "labs" else []
-    target = f"{lab.id}-{impl}"
-    built = (sandbox.build(build_dir, target, tree=repo) if sandbox is not None
+              env: dict[str, str] | None = None, sanitize: bool = True,
+              isolation=None, ceiling_gbps: float | None = None,
+              gpu_expected: bool | None = None, linked_policy: bool = True,
+              policy_work: Path | None = None) -> LabResult:
+    """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
+
+    isolation: where the runner runs: a grader.sandbox.Cell (--sandbox) or a
+    grader.isolation.Contained; default: a fresh Contained for this lab."""
+    seed = new_seed() if seed is None else seed
+    if gpu_expected is None:
+        gpu_expected = bool(gpus.list_gpus())
+    lab_dir = repo / impl / lab.id
+    violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
+    target = runner_target(lab, impl)
+    sandboxed = hasattr(isolation, "build")
+    built = (isolation.build(build_dir, target, tree=repo) if sandboxed
              else tools.build(build_dir, target))
     if not built.ok:
-        return LabResult(lab=lab.id, title=lab.title, status="build_failed",
-                         reason=built.first_errors, max_correctness=lab.points_correctness,
-                         max_performance=lab.points_performance, threshold=lab.threshold,
-                         floor=lab.floor)
-    env = dict(env or {}, **({} if perf else {"LAB_SKIP_PERF": "1"}))
-    run = run_gtest(build_dir / "tests" / target, timeout=timeout, env=env, seed=seed,
-                    sandbox=sandbox)
-    result = score(lab, run)
-    if sandbox is not None and result.status == "graded" and result.points_correctness == 0 \
-            and not (result.first_failure and result.first_failure.hint == "not_implemented"):
-        result.notes.append(sandbox.note())
-    if sanitize and lab.needs_gpu and result.status == "graded":
-        for tool_run in sanitize_mod.run_all(build_dir / "tests" / target):
-            result.sanitizer[tool_run.tool] = tool_run.status
-            if tool_run.status == "findings":
-                result.points_correctness = result.points_performance = 0.0
-                result.hints.insert(0, f"compute-sanitizer {tool_run.tool}: "
-                                       + "; ".join(tool_run.findings[:3]))
+        if built.machine_fault:
+            return _blank(lab, "error", f"the build failed for the machine's sake, not the "
+                                        f"code's: {built.machine_fault}")
+        result = _blank(lab, "build_failed", built.first_errors)
+        if violations:
+            result.status = "policy"
+            result.reason = "; ".join(_violation_text(v) for v in violations)
+        return result
+    if linked_policy and impl == "labs":
+        for name in lab.files:
+            reference = _reference(repo, lab, name)
+            if reference is None:
+                continue  # a student's own copy: the instructor's batch runs this check
+            checked = policy.check_linked(
+                lab, lab_dir / name, skeleton_file=tools.REPO / "labs" / lab.id / name,
+                reference_file=reference, include_dirs=[repo / "common"],
+                work=policy_work or build_dir / "policy")
+            violations += checked.violations
+            if not checked.judged:
+                # It built for grading but could not be checked: fail closed (the
+                # batch's preflight checks the reference the same way first).
+                violations.append(policy.Violation(
+                    name, 0, "", "the policy check could not compile or read this file the "
+                                 "way it must: " + (checked.log.strip()[-300:] or "unknown")))
+
+    own = isolation is None
+    iso = isolation_mod.contained() if own else isolation
+    try:
+        runner = build_dir / "tests" / target
+        run = run_checker(build_dir / "tests" / checker_target(lab), lab.id, iso.runner(runner),
+                          impl=impl, timeout=timeout, seed=seed, perf=perf, env=env,
+                          ceiling_gbps=ceiling_gbps, gpu_expected=gpu_expected and lab.needs_gpu,
+                          call_timeout=min(60.0, timeout / 2))
+        result = score(lab, run)
+        note = iso.note()
+        if note and result.status == "graded" and result.points_correctness == 0 \
+                and not (result.first_failure and result.first_failure.hint == "not_implemented"):
+            result.notes.append(note)
+        if sanitize and lab.needs_gpu and result.status == "graded" and result.points_correctness:
+            _sanitize(lab, build_dir, runner, iso, result, env, seed)
+    finally:
+        if own:
+            iso.cleanup()
     if violations:
         result.status = "policy"
         result.points_correctness = result.points_performance = 0.0
-        result.reason = "; ".join(f"{v.file}:{v.line}: {v.why}" for v in violations)
+        result.reason = "; ".join(_violation_text(v) for v in violations)
     return result
+
+
+def _violation_text(v: policy.Violation) -> str:
+    found = f" ({v.found})" if v.found else ""
+    return f"{v.file}:{v.line}{found}: {v.why}"
+
+
+def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
+    """The reference solution's file, where this tree has one (not in a release)."""
+    for root in (repo, tools.REPO):
+        p = root / "solutions" / lab.id / name
+        if p.is_file():
+            return p
+    return None
+
+
+def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None:
+    if not sanitize_mod.available():
+        result.sanitizer["all"] = "unavailable"
+        return
+    for tool_run in sanitize_mod.run_all(build_dir / "tests" / checker_target(lab), lab.id, runner,
+                                         iso, env=env, seed=seed):
+        result.sanitizer[tool_run.tool] = tool_run.status
+        if tool_run.status == "findings":
+            result.points_correctness = result.points_performance = 0.0
+            result.hints.insert(0, f"compute-sanitizer {tool_run.tool} found a hazard that the "
+                                   f"outputs did not show: " + "; ".join(tool_run.findings[:3]))
 
 
 def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
           impl: str = "labs", timeout: float = 600.0, perf: bool = True,
-          seed: int | None = None, sanitize: bool = False, progress=print) -> GradeReport:
+          seed: int | None = None, sanitize: bool = True, progress=print) -> GradeReport:
     course = labmeta.load()
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
     build_dir = build_dir or tools.REPO / "build"
     tools.configure(build_dir)
+    have_gpu = bool(gpus.list_gpus())
     report = GradeReport(commit=tools.git_commit(), impl=impl,
                          date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    checkers = sorted({checker_target(lab) for lab in labs if have_gpu or not lab.needs_gpu})
+    if checkers:
+        progress(f"[grader] building the checkers ({', '.join(checkers)}) ...")
+        built = tools.build(build_dir, checkers)
+        if not built.ok:
+            raise tools.SetupError(f"the checkers do not build (the harness, not your code):\n"
+                                   f"{built.first_errors}")
     for lab in labs:
+        if lab.needs_gpu and not have_gpu:
+            # Build it (a compile error is worth knowing), but do not run it.
+            progress(f"[grader] {lab.id}: building (no GPU here, so not run) ...")
+            built = tools.build(build_dir, runner_target(lab, impl))
+            report.labs.append(_blank(lab, "skipped" if built.ok else "build_failed",
+                                      "not run: this machine has no NVIDIA GPU" if built.ok
+                                      else built.first_errors))
+            continue
         progress(f"[grader] {lab.id}: building and testing ...")
         report.labs.append(grade_lab(lab, build_dir, impl=impl, timeout=timeout, perf=perf,
-                                     seed=seed, sanitize=sanitize))
+                                     seed=seed, sanitize=sanitize, gpu_expected=have_gpu))
     return report
 
 
@@ -101,11 +213,14 @@ def table(report: GradeReport) -> str:
     for r in report.labs:
         tests = {"graded": f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
                  "policy": f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
-                 "build_failed": "no build", "skipped": "needs GPU",
-                 "missing": "missing"}.get(r.status, r.status)
+                 "build_failed": "no build", "skipped": "not run (no GPU)",
+                 "missing": "missing", "error": "grader error"}.get(r.status, r.status)
+        points = "not run" if r.status == "skipped" else f"{r.points:g}/{r.max_points}"
         rows.append((r.lab, tests, "-" if r.gbps is None else f"{r.gbps:.0f}", _pct(r.fraction),
-                     _pct(r.threshold), f"{r.points:g}/{r.max_points}"))
-    rows.append(("total", "", "", "", "", f"{report.points:g}/{report.max_points}"))
+                     _pct(r.threshold), points))
+    skipped = sum(r.status == "skipped" for r in report.labs)
+    rows.append(("total" + (f" ({skipped} not run)" if skipped else ""), "", "", "", "",
+                 f"{report.points:g}/{report.max_points}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                        for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
@@ -121,9 +236,11 @@ def details(report: GradeReport) -> str:
         if r.status == "build_failed":
             out.append(f"{r.lab}: does not compile:\n    " + r.reason.replace("\n", "\n    "))
         elif r.status == "skipped":
-            out.append(f"{r.lab}: not graded here: {r.reason}")
+            out.append(f"{r.lab}: {r.reason}")
         elif r.status == "policy":
             out.append(f"{r.lab}: policy check failed: {r.reason}")
+        elif r.status == "error":
+            out.append(f"{r.lab}: NOT GRADED, a fault of this machine or of the grader: {r.reason}")
         if r.first_failure:
             out.append(f"{r.lab}: {r.first_failure.test} failed ({r.first_failure.describe()})")
             for h in r.hints:

@@ -26,7 +26,15 @@ CASE_HINTS = {
     "wrong_value": "wrong result",
     "wrong_identity": "wrong on all-negative input: the identity of max is -inf, not 0 or "
                       "RAND_MIN",
-    "crashed": "the test binary crashed during this test",
+    "crashed": "the lab's program crashed during this test (a segmentation fault, an abort, "
+               "an exit): the checker started a fresh one for the next test",
+    "exception": "the lab's code threw an exception",
+    "output_limit": "the lab's code printed too much and was stopped",
+    "runner_error": "the lab's program did not answer as the contract says",
+    "not_run": "this test did not run (the lab's code hung or crashed too often before it)",
+    "stale_result": "a timed call returned an old answer: every call must compute its result, "
+                    "not remember one",
+    "checker_error": "the checker itself failed: a fault of the grading machine, not of your code",
     "timed_out": "the test did not finish in time: a kernel that never ends (a "
                  "__syncthreads() inside a branch some threads skip, or a loop that never "
                  "exits)",
@@ -40,6 +48,17 @@ def _n(case: CaseResult, key: str) -> int | None:
         return int(case.properties[key])
     except (KeyError, ValueError):
         return None
+
+
+def explain(failure, case: CaseResult) -> str:
+    """The test's own explanation of this failure (the line `hint [name]: ...` of
+    its message), else the general text for its hint name."""
+    for message in case.failures:
+        for line in message.splitlines():
+            line = line.strip()
+            if line.startswith("hint [") and "]: " in line:
+                return line.split("]: ", 1)[1]
+    return CASE_HINTS.get(failure.hint, failure.hint or "wrong result")
 
 
 def case_hint(case: CaseResult) -> str:

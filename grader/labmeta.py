@@ -51,6 +51,9 @@ class Course:
     gpu: str
     labs: tuple[Lab, ...]
     peers: tuple[Peer, ...] = ()
+    # Device-to-device copy ceilings (GB/s) measured on each GPU model the course
+    # grades on: a batch on that model must measure within 15% of it.
+    ceilings: dict[str, float] = field(default_factory=dict)
 
     def lab(self, lab_id: str) -> Lab:
         for lab in self.labs:
@@ -84,7 +87,9 @@ def load(path: Path = LABS_TOML) -> Course:
         labs.append(lab)
     peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchors(p))
                   for pid, p in data.get("peers", {}).items())
-    return Course(gpu=data.get("course", {}).get("gpu", ""), labs=tuple(labs), peers=peers)
+    ceilings = {str(k): float(v) for k, v in data.get("ceilings", {}).items()}
+    return Course(gpu=data.get("course", {}).get("gpu", ""), labs=tuple(labs), peers=peers,
+                  ceilings=ceilings)
 
 
 def _anchors(entry: dict) -> dict[int, float]:

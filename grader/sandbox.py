@@ -1,18 +1,19 @@
 """Running untrusted student code in a sandbox (bubblewrap).
 
 `batch --sandbox` builds and runs every lab of a submission in a bubblewrap
-sandbox (Debian: apt install bubblewrap):
+sandbox (Debian: apt install bubblewrap). What runs in it is the runner, the
+process that holds the student's code; the checker that judges it stays
+outside (tests/support/runner_link.hpp):
 
-- The test binary runs as an unprivileged user (`nobody` when the grader is
-  root, else the grader's own user) in new user, mount, PID, network, IPC and
-  UTS namespaces. It sees a read-only root holding /usr (the toolchain, the
-  C++ and CUDA runtimes), a copy of its own test binary (read-only), the GPU
-  device nodes (/dev/nvidia*) when there are any, and one writable folder: the
-  submission's own (its HOME, TMPDIR and working directory, where gtest's
-  report and the result stream are written). The course repository, the
-  instructor's solutions and hidden tests, other students' folders and the
-  grader's output are not there at all. There is no network (a private
-  loopback only).
+- The runner runs as an unprivileged user (`nobody` when the grader is root,
+  else the grader's own user) in new user, mount, PID, network, IPC and UTS
+  namespaces. It sees a read-only root holding /usr (the toolchain, the C++
+  and CUDA runtimes), a copy of its own binary (read-only), the device node of
+  its worker's GPU only (plus the driver's control nodes), and one writable
+  folder: the submission's own (its HOME, TMPDIR and working directory). The
+  course repository, the instructor's solutions and hidden tests, the
+  checker, other students' folders and the grader's output are not there at
+  all. There is no network (a private loopback only).
 - Limits, set inside the sandbox with prlimit: CPU time, memory (data
   segment), processes (counted in the sandbox's own user namespace, so a fork
   bomb cannot starve anything else), the size of any file it writes (which
@@ -25,9 +26,13 @@ sandbox (Debian: apt install bubblewrap):
   harness, so that `#include` or `.incbin` of an absolute path cannot copy the
   instructor's solutions into a binary.
 
-The sandbox is a hook: grade.grade_lab(..., sandbox=cell) builds with
-cell.build() and gtest_run.run_gtest(..., sandbox=cell) runs each attempt
-through cell.command().
+The build runs in a sandbox too, with the real toolchain bound read-only:
+every compiler meson configured (and the install tree it lives in: a GCC
+under /opt brings its own libraries), so a machine whose compilers live
+outside /usr builds in the sandbox as it does outside.
+
+The sandbox is a hook: grade.grade_lab(..., isolation=cell) builds with
+cell.build() and runs the checker with cell.runner(binary) as its runner.
 """
 from __future__ import annotations
 
@@ -43,7 +48,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import tools
+from . import proc, tools
+from .checker_run import RunnerSpec
 
 NOBODY = 65534
 MiB = 1 << 20
@@ -83,11 +89,21 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _gpu_nodes() -> list[str]:
-    return sorted(glob.glob("/dev/nvidia*"))
+# The driver's control nodes: every CUDA process needs them, whichever GPU it uses.
+_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                  "/dev/nvidia-modeset")
 
 
-def _system_binds() -> list[str]:
+def _gpu_nodes(only: str | None = None) -> list[str]:
+    """The GPU device nodes a sandbox gets: the control nodes, and every GPU's
+    node or (only) one of them."""
+    gpus = sorted(p for p in glob.glob("/dev/nvidia[0-9]*"))
+    if only is not None:
+        gpus = [p for p in gpus if p == only]
+    return [n for n in _CONTROL_NODES if os.path.exists(n)] + gpus if gpus else []
+
+
+def _system_binds(gpu_node: str | None = None, gpus: bool = True) -> list[str]:
     """The read-only part every sandbox sees: /usr (merged /bin, /lib), ld.so's
     configuration, and (for the CUDA runtime) /sys when there is a GPU."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -100,9 +116,10 @@ def _system_binds() -> list[str]:
                 "/etc/localtime"):
         args += ["--ro-bind-try", etc, etc]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    for node in _gpu_nodes():
+    nodes = _gpu_nodes(gpu_node) if gpus else []
+    for node in nodes:
         args += ["--dev-bind", node, node]
-    if _gpu_nodes():
+    if nodes:
         args += ["--ro-bind", "/sys", "/sys"]
     return args
 
@@ -149,13 +166,13 @@ def available(as_nobody: bool | None = None) -> tuple[bool, str]:
     cmd = (_drop_privileges() if as_nobody else []) + [bwrap] + _namespaces() + \
         _system_binds() + ["--remount-ro", "/", "--", prlimit, "--nproc=64", "--", "/bin/true"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        probe = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, f"bwrap could not run: {e}"
-    if proc.returncode != 0:
-        why = (proc.stderr or proc.stdout).strip().splitlines()
+    if probe.returncode != 0:
+        why = (probe.stderr or probe.stdout).strip().splitlines()
         return False, ("bwrap cannot create a sandbox here (user namespaces unavailable?): "
-                       + (why[-1] if why else f"exit code {proc.returncode}"))
+                       + (why[-1] if why else f"exit code {probe.returncode}"))
     return True, ""
 
 
@@ -178,7 +195,8 @@ class Sandbox:
 
     def __init__(self, limits: Limits | None = None, *, timeout: float = 600.0,
                  base: Path | None = None, extra_ro: list[str] | None = None,
-                 uid: int | None = None):
+                 uid: int | None = None, gpu_node: str | None = None,
+                 gpu_env: dict[str, str] | None = None, toolchain: list[str] | None = None):
         ok, why = available()
         if not ok:
             raise SandboxError(why)
@@ -202,6 +220,9 @@ class Sandbox:
             os.chmod(self.root / sub, 0o711)
         env_dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
         self.extra_ro = list(extra_ro or []) + env_dirs
+        self.gpu_node = gpu_node          # bind only this GPU (a worker's), else all
+        self.gpu_env = dict(gpu_env or {})  # CUDA_VISIBLE_DEVICES for the worker's GPU
+        self.toolchain = list(toolchain or [])  # folders the build's compilers need
 
     def cell(self, student: str) -> "Cell":
         """A fresh writable folder for one submission."""
@@ -239,36 +260,53 @@ class Cell:
         self.binaries[path] = copy
         return copy
 
-    def command(self, args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """gtest_run's hook: the command line that runs args in the sandbox, and the
-        environment of the sandbox's launcher (the binary itself gets only the
-        variables it needs, set with --setenv)."""
-        box, lim = self.box, self.box.limits
-        binary = self.binaries.get(args[0]) or self._binary(args[0])
+    def _inner_env(self, env: dict[str, str]) -> dict[str, str]:
         inner = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(self.workdir),
                  "TMPDIR": str(self.workdir), "LANG": "C.UTF-8"}
-        for k, v in env.items():
+        for k, v in {**env, **self.box.gpu_env}.items():
             if k.startswith(_PASS_ENV_PREFIXES) or k in _PASS_ENV:
                 inner[k] = v
-        extra = [d for d in box.extra_ro if os.path.isdir(d)]
+        extra = [d for d in self.box.extra_ro if os.path.isdir(d)]
         if extra:
             inner["LD_LIBRARY_PATH"] = ":".join(extra)
-        cmd = (_drop_privileges(box.uid, box.gid) if _is_root() else []) + [shutil.which("bwrap")]
-        cmd += _namespaces() + _system_binds() + _extra_dirs(extra)
+        return inner
+
+    def _bwrap(self, binary: Path, env: dict[str, str]) -> list[str]:
+        """bwrap's arguments up to and including prlimit's trailing `--`."""
+        box, lim = self.box, self.box.limits
+        extra = [d for d in box.extra_ro if os.path.isdir(d)]
+        cmd = [shutil.which("bwrap")] + _namespaces() + _system_binds(box.gpu_node)
+        cmd += _extra_dirs(extra)
         cmd += ["--ro-bind", str(binary), str(binary),
                 "--bind", str(self.workdir), str(self.workdir),
                 "--remount-ro", "/", "--chdir", str(self.workdir)]
-        for k, v in sorted(inner.items()):
+        for k, v in sorted(self._inner_env(env).items()):
             cmd += ["--setenv", k, v]
-        cmd += ["--", shutil.which("prlimit") or "/usr/bin/prlimit",
-                f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
-                f"--data={lim.memory_mb * MiB}",
-                f"--nproc={lim.processes}",
-                f"--fsize={self.output_limit}",
-                f"--nofile={lim.open_files}",
-                "--core=0", "--", str(binary)] + list(args[1:])
+        return cmd + ["--", shutil.which("prlimit") or "/usr/bin/prlimit",
+                      f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
+                      f"--data={lim.memory_mb * MiB}",
+                      f"--nproc={lim.processes}",
+                      f"--fsize={self.output_limit}",
+                      f"--nofile={lim.open_files}",
+                      "--core=0", "--"]
+
+    def command(self, args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The command line that runs args in the sandbox (as `nobody` when the
+        grader is root), and the environment of the sandbox's launcher (the
+        program itself gets only the variables it needs, set with --setenv)."""
+        binary = self.binaries.get(args[0]) or self._binary(args[0])
+        cmd = (_drop_privileges(self.box.uid, self.box.gid) if _is_root() else [])
+        cmd += self._bwrap(binary, env) + [str(binary)] + list(args[1:])
         launcher_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return cmd, launcher_env
+
+    def runner(self, binary: Path, tool_prefix: list[str] | None = None) -> RunnerSpec:
+        """How the checker starts a runner in this sandbox: bwrap and prlimit in
+        front of a read-only copy of the runner. The checker itself drops to
+        `nobody` (when root) before it runs bwrap, and stays outside."""
+        copy = self.binaries.get(str(binary)) or self._binary(str(binary))
+        prefix = self._bwrap(copy, dict(os.environ)) + list(tool_prefix or [])
+        return RunnerSpec(copy, prefix, "nobody" if _is_root() else "", self.workdir)
 
     def cleanup(self) -> None:
         """Removes the submission's folder and its binaries' copies."""
@@ -308,12 +346,13 @@ class Cell:
         build_dir = Path(build_dir).resolve()
         tree = Path(tree).resolve() if tree else build_dir.parent
         ninja = _real_ninja()
-        ro = [os.path.dirname(ninja), sys.prefix, sys.base_prefix,
-              str(Path(os.path.realpath(shutil.which("nvcc") or "/usr/bin/nvcc")).parent.parent)]
-        ro += self.box.extra_ro
         path = ":".join(dict.fromkeys([os.path.dirname(ninja), os.path.dirname(sys.executable),
                                        *os.environ.get("PATH", "").split(":")]))
-        cmd = [shutil.which("bwrap")] + _namespaces() + _system_binds() + _extra_dirs(ro)
+        # Every compiler this build really runs, wherever it is installed.
+        ro = [os.path.dirname(ninja), sys.prefix, sys.base_prefix,
+              *tools.toolchain_dirs(build_dir, path)]
+        ro += self.box.extra_ro + self.box.toolchain
+        cmd = [shutil.which("bwrap")] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
         cmd += ["--tmpfs", "/tmp", "--bind", str(tree), str(tree)]
         if not build_dir.is_relative_to(tree):
             cmd += ["--bind", str(build_dir), str(build_dir)]
@@ -321,13 +360,10 @@ class Cell:
                 "--chdir", str(tree), "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
                 "--setenv", "LANG", "C.UTF-8", "--", ninja, "-C", str(build_dir),
                 f"tests/{target}"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                                  timeout=timeout)
-        except subprocess.TimeoutExpired:
+        done = proc.run(cmd, timeout=timeout)
+        if done.timed_out:
             return tools.BuildResult(target, False, f"build timed out after {timeout:.0f} s")
-        out = proc.stdout + proc.stderr
-        return tools.BuildResult(target, proc.returncode == 0, out[-20000:])
+        return tools.BuildResult(target, done.code == 0, done.output, seconds=done.seconds)
 
 
 def _real_ninja() -> str:

@@ -38,7 +38,9 @@ class FailedCase:
 class LabResult:
     lab: str
     title: str
-    status: str              # graded | build_failed | skipped | policy | missing
+    # graded | build_failed | skipped (no GPU here) | policy | missing | refused (the
+    # submission was not plain files) | error (the machine's or grader's fault: not a grade)
+    status: str
     reason: str = ""
     tests_passed: int = 0
     tests_failed: int = 0
@@ -115,6 +117,19 @@ def failed_case(case: CaseResult) -> FailedCase:
                       message=(case.failures[0] if case.failures else "")[:2000])
 
 
+def bandwidth_figures(case: CaseResult) -> list[dict]:
+    """The figures a bandwidth test recorded, one per variant (lab 01 and lab 11
+    time several functions; only `graded` ones are scored)."""
+    p = case.properties
+    prefixes = sorted({k[: -len("fraction")] for k in p if k.endswith("fraction")})
+    out = []
+    for pre in prefixes:
+        out.append({"variant": pre.rstrip("_"), "fraction": _float(p, pre + "fraction"),
+                    "gbps": _float(p, pre + "gbps"), "graded": p.get(pre + "graded", "1") == "1",
+                    "implausible": p.get(pre + "implausible") == "1"})
+    return out
+
+
 def score(lab: Lab, run: BinaryRun) -> LabResult:
     r = LabResult(lab=lab.id, title=lab.title, status="graded", threshold=lab.threshold,
                   floor=lab.floor, max_correctness=lab.points_correctness,
@@ -125,38 +140,70 @@ def score(lab: Lab, run: BinaryRun) -> LabResult:
     if run.status == "skipped":
         r.status, r.reason = "skipped", run.reason
         return r
-    if run.status in ("crashed", "timed_out"):
-        r.notes.append(f"the test binary {run.status.replace('_', ' ')} ({run.reason}); "
-                       f"the tests after it ran in a fresh process")
-    correctness = [c for c in run.cases if not is_performance(c)]
+    if run.status == "checker_failed":
+        # The grader's own fault: never a grade (batch records it and regrades).
+        r.status, r.reason = "error", run.reason
+        return r
+    if run.status == "timed_out":
+        r.notes.append(f"stopped: {run.reason}; the tests that had not run count as failed")
     r.tests_passed = sum(c.status == "passed" for c in run.cases)
     r.tests_failed = sum(not c.ok for c in run.cases)
     r.tests_skipped = sum(c.status == "skipped" for c in run.cases)
     failed = [c for c in run.cases if not c.ok]
     if failed:
-        # The most telling failure first: a correctness case with a named size.
+        # The most telling failure first: a correctness case with a named size,
+        # the smallest size first.
         failed.sort(key=lambda c: (is_performance(c), "fail_n" not in c.properties,
-                                   c.properties.get("fail_n") == "0"))
+                                   c.properties.get("fail_n") == "0",
+                                   _size(c.properties.get("fail_n"))))
         r.first_failure = failed_case(failed[0])
-        r.hints = [hints.CASE_HINTS.get(r.first_failure.hint, r.first_failure.hint)]
-        r.hints += hints.cross_case_hints(correctness)
-    if not correctness:
+        r.hints = [hints.explain(r.first_failure, failed[0])]
+        r.hints += hints.cross_case_hints([c for c in run.cases if not is_performance(c)])
+    if not [c for c in run.cases if not is_performance(c)]:
         r.notes.append("no correctness tests ran")
         return r
-    correct = all(c.ok for c in correctness)
+    # A timed call that went wrong (or crashed) is a wrong answer like any other.
+    correct = not failed
     if correct:
         r.points_correctness = float(lab.points_correctness)
-    # A lab with several bandwidth tests (lab 09: sum and max) is as fast as its slowest.
-    for c in filter(is_performance, run.cases):
-        fraction = _float(c.properties, "fraction")
-        if fraction is not None and (r.fraction is None or fraction < r.fraction):
-            r.gbps = _float(c.properties, "gbps")
-            r.ceiling_gbps = _float(c.properties, "ceiling_gbps")
-            r.fraction = fraction
-        elif c.status == "skipped":
-            r.notes.append("bandwidth not measured: performance checks skipped here")
-    if correct:
-        r.points_performance = performance_points(lab, r.fraction)
-    elif r.fraction is not None:
+    r.points_performance = _performance(lab, run, r) if correct else 0.0
+    if not correct and r.fraction is not None:
         r.notes.append("performance earns points only once every correctness test passes")
     return r
+
+
+def _size(text: str | None) -> int:
+    try:
+        return int(text or "")
+    except ValueError:
+        return 1 << 62
+
+
+def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
+    """A lab is as fast as its slowest graded variant; a graded bandwidth test
+    without a figure scores 0, and so does a figure no correct program can reach."""
+    bandwidth = [c for c in run.cases if is_performance(c)]
+    if not bandwidth:
+        return 0.0
+    if all(c.status == "skipped" for c in bandwidth):
+        r.notes.append("bandwidth not measured: performance checks skipped here")
+        return 0.0
+    graded = []
+    for c in bandwidth:
+        figures = [f for f in bandwidth_figures(c) if f["graded"]]
+        if not figures:
+            r.notes.append(f"{c.name} recorded no bandwidth: no performance points")
+            return 0.0
+        graded += figures
+    slowest = min(graded, key=lambda f: f["fraction"] if f["fraction"] is not None else -1.0)
+    r.fraction, r.gbps = slowest["fraction"], slowest["gbps"]
+    r.ceiling_gbps = next((_float(c.properties, "ceiling_gbps") for c in bandwidth
+                           if "ceiling_gbps" in c.properties), None)
+    implausible = [f for f in graded if f["implausible"]]
+    if implausible:
+        r.notes.append(
+            "a bandwidth above what this machine can read (over 1.10 of the copy ceiling, or "
+            "over the memory's theoretical peak) cannot come from reading the whole input: "
+            "performance is not scored; the instructor will look at it")
+        return 0.0
+    return performance_points(lab, r.fraction)

@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from . import batch, labmeta, submissions, tools
+from . import batch, labmeta, store, submissions, tools
 from .feedback import StudentResult, gradebook_csv
 from .sandbox import Limits
 
@@ -131,9 +131,13 @@ def _job_name(job: str) -> str:
 
 def _manifest(config: batch.BatchConfig, specs: list[str]) -> dict:
     limits = config.sandbox_limits or Limits()
-    return {"out": str(config.out), "specs": specs, "lab_ids": config.lab_ids,
+    ids = submissions.student_ids(specs, config.roster)
+    return {"out": str(config.out), "specs": specs, "ids": [ids[s] for s in specs],
+            "lab_ids": config.lab_ids,
             "timeout": config.timeout, "arch": config.arch, "perf": config.perf,
             "sandbox": config.sandbox, "sandbox_limits": asdict(limits),
+            "sanitize": config.sanitize, "linked_policy": config.linked_policy,
+            "preflight": config.preflight,
             "slots": config.slots, "commit": tools.git_commit(),
             "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
@@ -188,12 +192,14 @@ def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
 
 
 def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | None = None,
-           total: int | None = None, already: int = 0) -> None:
+           total: int | None = None, already: int = 0,
+           roster: dict[str, str] | None = None) -> None:
     """Waits for `job` to leave the queue, printing the scheduler's counts when they
     change and each student as their result arrives."""
     poll = POLL_SECONDS if poll is None else poll
     students = out / "students"
-    names = [submissions.student_name(s) for s in specs]
+    ids = submissions.student_ids(specs, roster)
+    names = [ids[s] for s in specs]
     seen: dict[str, float] = {}
     start_mtimes = {n: _mtime(students / n / "result.json") for n in names}
     started = time.time()
@@ -243,18 +249,19 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
     students = config.out / "students"
     specs = [_absolute(s) for s in specs]
+    ids = submissions.student_ids(specs, config.roster)
 
     # A job of an earlier run that is still queued or running: follow it first.
     state = _load_state(config.out)
     if state and queue_states(state["job"]) and _job_name(state["job"]) == state.get("name"):
         progress(f"[slurm] job {state['job']} of an earlier run is still in the queue: "
                  "following it")
-        follow(config.out, state["job"], state["specs"], progress)
+        follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
     while True:
         done, todo = [], []
         for spec in specs:
-            prev = batch.previous_result(spec, students, course)
+            prev = batch.previous_result(spec, ids[spec], students, course, config)
             (done if prev is not None else todo).append(prev if prev is not None else spec)
         progress(f"[slurm] {len(specs)} submissions: {len(done)} already graded, "
                  f"{len(todo)} to submit")
@@ -265,13 +272,15 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
             progress(f"[slurm] not waiting: run the same command again to follow job {job} "
                      "and write the gradebook")
             return done
-        follow(config.out, job, todo, progress, total=len(specs), already=len(done))
-        missing = [s for s in todo if batch.previous_result(s, students, course) is None]
+        follow(config.out, job, todo, progress, total=len(specs), already=len(done),
+               roster=config.roster)
+        missing = [s for s in todo
+                   if batch.previous_result(s, ids[s], students, course, config) is None]
         if missing:
             final = finished_states(job)
             for i, spec in enumerate(todo):
                 if spec in missing:
-                    name = submissions.student_name(spec)
+                    name = ids[spec]
                     log = config.out / "slurm" / "logs" / f"{job}_{i}.out"
                     progress(f"[slurm] {name}: no result (task {job}_{i}: "
                              f"{final.get(i, 'state unknown')}; log {log})")
@@ -280,15 +289,15 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
     results = []
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     for spec in specs:
-        name = submissions.student_name(spec)
+        name = ids[spec]
         res = batch.load_result(students / name / "result.json")
         if res is None:
             res = StudentResult(name, spec, "", tools.git_commit(), now,
                                 error="not graded: its Slurm task ended without a result "
                                       "(see OUT/slurm/logs/); run the batch again")
         results.append(res)
-    batch._write_atomic(config.out / "gradebook.csv",
-                        gradebook_csv(results, [lab.id for lab in labs]))
+    store.write_atomic(config.out / "gradebook.csv",
+                       gradebook_csv(results, [lab.id for lab in labs]))
     progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}")
     return results
 
@@ -322,14 +331,17 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
     out = Path(m["out"])
     config = batch.BatchConfig(out=out, lab_ids=m["lab_ids"], timeout=m["timeout"],
                                arch=m["arch"], perf=m["perf"], sandbox=m["sandbox"],
-                               sandbox_limits=Limits(**m["sandbox_limits"]))
+                               sandbox_limits=Limits(**m["sandbox_limits"]),
+                               sanitize=m.get("sanitize", True),
+                               linked_policy=m.get("linked_policy", True),
+                               preflight=m.get("preflight", True))
     course = labmeta.load()
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
     students = out / "students"
-    name = submissions.student_name(spec)
+    name = m["ids"][index] if "ids" in m else submissions.student_name(spec)
     host = os.uname().nodename
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if batch.previous_result(spec, students, course) is not None:
+    if batch.previous_result(spec, name, students, course, config) is not None:
         print(f"[slurm-task {index}] {name}: already graded", flush=True)
         return 0
     k, lock = _acquire_slot(out / "slurm", max(1, m["slots"]), index)
@@ -338,12 +350,20 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
     try:
         # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
         worker = batch.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
-        worker.prepare(course)
+        worker.prepare(course, labs)
         try:
-            res = worker.grade(spec, course, labs)
+            runnable = [l for l in labs if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES")
+                        or batch.visible_gpus()]
+            worker.measure_ceilings(runnable, course, "before")
+            # Once per slot and set of options: the reference passes on this node.
+            marker = worker.root / f"preflight-{config.fingerprint()}-{host}"
+            if config.preflight and not marker.exists():
+                worker.preflight(course, runnable, print)
+                marker.touch()
+            res = worker.grade(spec, name, course, labs)
         finally:
             worker.close()
-        batch.write_student(students, res)
+        store.write_student(students, res)
         print(f"[slurm-task {index}] {batch.summary_line(res)}", flush=True)
         return 1 if res.error else 0
     finally:

@@ -5,23 +5,48 @@ repository (a URL, or a path holding .git) that contains labs/ (or is labs/).
 Only the fenced regions of the lab files are taken from it: everything
 outside them, and every other file, comes from the instructor's copy, and
 each difference found outside the fences becomes a note in the feedback.
+
+Student files are hostile. A submission must be plain files and folders: a
+symbolic link (to the instructor's solution, say), a hard link, a device, a
+FIFO or a socket under its labs/ folder is refused, as is one too large,
+with a ValueError naming the file; archives are checked before they are
+unpacked. `open_submission` reads the lab files once, through
+`read_submission_file` (no link followed, nothing opened that could block),
+and `install` and `content_hash` use what it read.
 """
 from __future__ import annotations
 
+import csv
+import errno
+import functools
 import hashlib
+import io
+import os
 import re
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fences
+from . import fences, labmeta
 from .labmeta import Course
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
+MAX_FILE_BYTES = 1 << 20        # one lab file
+MAX_TREE_BYTES = 200 << 20      # the labs/ tree; an archive, unpacked
+MAX_ENTRIES = 20_000            # entries of the labs/ tree; members of an archive
+MAX_DEPTH = 32                  # folders in folders under labs/ (each holds a descriptor open)
+MAX_ID_BYTES = 128              # a student id, in UTF-8: well under a file name's 255
+GIT_TIMEOUT_S = 300
+_GIT_PREFIXES = ("http://", "https://", "git@", "ssh://", "git://", "file://")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO that slipped past the checks must not wait for a writer.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass
@@ -31,68 +56,479 @@ class Submission:
     labs_dir: Path                      # the submission's labs/ folder
     notes: list[str] = field(default_factory=list)
     workdir: tempfile.TemporaryDirectory | None = None
+    root: Path | None = None            # its top folder (None: labs_dir); names are shown from it
+    labs_parts: tuple[str, ...] = ()    # labs_dir below root, one name per folder
+    # "lab_id/file" -> the bytes read at open time, None when missing: install and
+    # content_hash use these, so a file swapped after the checks is never read.
+    files: dict[str, bytes | None] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------
+# Student ids
+# --------------------------------------------------------------------------
+
+def looks_remote(spec: str) -> bool:
+    """A git URL (https://, ssh://, git@host:path ...), not a path on this machine."""
+    return spec.startswith(_GIT_PREFIXES) or "://" in spec
+
+
+def normalise_spec(spec: str) -> str:
+    """One spelling per submission: a URL without trailing slashes; a path absolute,
+    without trailing slashes, '.', '..' or symbolic links."""
+    return spec.rstrip("/") if looks_remote(spec) else os.path.realpath(spec)
+
+
+def _last_name(spec: str) -> str:
+    """The last path or URL component, without the archive or .git suffix."""
+    if looks_remote(spec):
+        parts = re.split(r"[/:]", re.split(r"[?#]", spec)[0].rstrip("/"))
+    else:
+        parts = os.path.abspath(spec).split(os.sep)
+    if len(parts) > 1 and parts[-1].lower() == ".git":   # /subs/alice/.git is alice's
+        parts = parts[:-1]
+    name = parts[-1]
+    for suffix in (".tar.gz", ".tgz", ".tar", ".zip", ".git"):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def safe_id(name: str) -> str:
+    """`name` as a folder name: Unicode letters and digits and '._-' kept, anything
+    else '_'; never empty, never starting with '.' or '-' (so never '.' or '..'),
+    at most MAX_ID_BYTES of UTF-8."""
+    name = unicodedata.normalize("NFC", name)  # é typed two ways is one student
+    out = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    if out.startswith((".", "-")):
+        out = "_" + out
+    while len(out.encode()) > MAX_ID_BYTES:
+        out = out[:-1]
+    return out or "student"
+
+
+def _folded(student: str) -> str:
+    # Alice and alice are one folder on a case-insensitive file system.
+    return unicodedata.normalize("NFC", student).casefold()
 
 
 def student_name(spec: str) -> str:
-    name = spec.rstrip("/").split("/")[-1]
-    for suffix in (".git",) + ARCHIVES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "student"
+    """The id of one submission, without a roster: see student_ids."""
+    return safe_id(_last_name(spec))
 
 
-def _find_labs(root: Path) -> Path | None:
-    if (root / "labs").is_dir():
-        return root / "labs"
-    if any(p.name[:2].isdigit() for p in root.iterdir() if p.is_dir()):
-        return root  # the submission is the labs/ folder itself
-    subdirs = [p for p in root.iterdir() if p.is_dir()]
-    if len(subdirs) == 1:  # an archive with one top folder
-        return _find_labs(subdirs[0])
+def student_ids(specs: list[str], roster: dict[str, str] | None = None) -> dict[str, str]:
+    """spec -> student id, for the specs of one batch.
+
+    An id depends only on its spec (or the roster's entry for it): the last
+    path or URL component, made safe (student_name). Specs naming the same
+    submission (trailing slash, relative and absolute) count once: the first is
+    kept. Two submissions with one id are refused (ValueError naming both):
+    rename one, or give a roster mapping spec (path or URL) -> id; specs the
+    roster lacks keep their derived ids."""
+    given = _roster(roster or {})
+    ids: dict[str, str] = {}
+    seen: set[str] = set()
+    owners: dict[str, str] = {}
+    for spec in specs:
+        key = normalise_spec(spec)
+        if key in seen:
+            continue
+        seen.add(key)
+        student = given.get(key) or student_name(spec)
+        if (other := owners.get(_folded(student))) is not None:
+            raise ValueError(f"{other} and {spec} would both be graded as student '{student}': "
+                             "rename one of them, or give a roster that maps each submission "
+                             "to its own id")
+        owners[_folded(student)] = spec
+        ids[spec] = student
+    return ids
+
+
+def read_roster(path: Path) -> dict[str, str]:
+    """A roster file: CSV rows 'submission,student_id' (a header row naming the
+    columns, blank rows and rows starting with '#' are skipped). Paths are as
+    on the command line: relative to the current folder. The ids are checked
+    by student_ids."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"roster {path}: cannot read it: {e}") from None
+    roster: dict[str, str] = {}
+    for number, row in enumerate(csv.reader(io.StringIO(text)), 1):
+        cells = [c.strip() for c in row]
+        if not any(cells) or cells[0].startswith("#"):
+            continue
+        if number == 1 and len(cells) == 2 and cells[1].lower() in ("student_id", "student", "id"):
+            continue
+        if len(cells) != 2 or not all(cells):
+            raise ValueError(f"roster {path}:{number}: expected 'submission,student_id', got "
+                             f"{','.join(row)!r}")
+        if roster.get(cells[0], cells[1]) != cells[1]:
+            raise ValueError(f"roster {path}:{number}: {cells[0]} is given two ids, "
+                             f"'{roster[cells[0]]}' and '{cells[1]}'")
+        roster[cells[0]] = cells[1]
+    return roster
+
+
+def _roster(roster: dict[str, str]) -> dict[str, str]:
+    """The roster keyed by normalised spec, its ids checked: safe folder names, unique."""
+    by_key: dict[str, str] = {}
+    owners: dict[str, tuple[str, str]] = {}   # folded id -> (normalised spec, spec as given)
+    for spec, student in roster.items():
+        if not isinstance(student, str) or safe_id(student) != student:
+            raise ValueError(f"roster: the id {student!r} of {spec} is not a safe folder name "
+                             "(letters, digits, '.', '_', '-'; not starting with '.' or '-')")
+        key = normalise_spec(spec)
+        if by_key.get(key, student) != student:
+            raise ValueError(f"roster: {spec} is given two ids, '{by_key[key]}' and '{student}'")
+        prior = owners.get(_folded(student))
+        if prior is not None and prior[0] != key:
+            raise ValueError(f"roster: the id '{student}' is given to both {prior[1]} and {spec}")
+        by_key[key] = student
+        owners[_folded(student)] = (key, spec)
+    return by_key
+
+
+# --------------------------------------------------------------------------
+# Reading student files safely
+# --------------------------------------------------------------------------
+
+def _what(st: os.stat_result) -> str | None:
+    """Why a file is refused, or None for a plain file or folder."""
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISREG(mode) and st.st_nlink > 1:
+        # A hard link can be another name of any file on the file system: the
+        # instructor's solution, another student's work.
+        return f"a hard link (one of {st.st_nlink} names of one file)"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a plain file"
     return None
 
 
-def _safe_extract_tar(archive: Path, dest: Path) -> None:
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest, filter="data")  # no absolute paths, no links out
+def _refused(shown: str, why: str) -> ValueError:
+    return ValueError(f"{shown} is {why}: a submission must be plain files and folders")
 
 
-def open_submission(spec: str) -> Submission:
-    """Materialises a submission; raises ValueError with a clear message if it cannot."""
-    student = student_name(spec)
-    path = Path(spec)
-    tmp = None
-    if spec.startswith(("http://", "https://", "git@", "ssh://")) or spec.endswith(".git") \
-            or (path.is_dir() and (path / ".git").exists() and not (path / "labs").is_dir()):
-        tmp = tempfile.TemporaryDirectory(prefix="submission-")
-        proc = subprocess.run(["git", "clone", "--quiet", "--depth", "1", spec, tmp.name + "/repo"],
-                              capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            raise ValueError(f"{spec}: git clone failed: {proc.stderr.strip()[-300:]}")
-        root = Path(tmp.name, "repo")
-    elif path.is_file() and spec.endswith(ARCHIVES):
-        tmp = tempfile.TemporaryDirectory(prefix="submission-")
-        root = Path(tmp.name)
+def _open_dirs(root: Path, parts: tuple[str, ...] | list[str]) -> int | None:
+    """A descriptor of root/parts, never following a link below root (root itself
+    is the instructor's to give); None when a folder on the way is missing."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for k, part in enumerate(parts):
+            child = _open_subdir(fd, part, "/".join(parts[:k + 1]))
+            if child is None:
+                return None
+            os.close(fd)
+            fd = child
+        opened, fd = fd, -1
+        return opened
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _open_subdir(fd: int, name: str, shown: str) -> int | None:
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if (why := _what(st)) is not None:
+        raise _refused(shown, why)
+    return _open_checked(name, fd, _DIR_FLAGS, shown) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _open_checked(name: str, dir_fd: int, flags: int, shown: str) -> int:
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK):   # swapped for a link since it was checked
+            raise _refused(shown, "a symbolic link") from None
+        if e.errno == errno.ENXIO:                    # a socket
+            raise _refused(shown, "a socket") from None
+        raise ValueError(f"{shown}: cannot open it: {e.strerror}") from None
+
+
+def read_submission_file(root: Path, parts: tuple[str, ...] | list[str],
+                         limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of root/parts, or None when it is missing (or a folder).
+
+    Raises ValueError, naming the file by its path below root, when it or a
+    folder on the way is a link, a device, a FIFO or a socket, when it is
+    larger than limit, or when it cannot be read. Nothing that could block is
+    opened: the type is checked before opening (O_NOFOLLOW, O_NONBLOCK) and
+    again on the open descriptor."""
+    shown = "/".join(parts)
+    try:
+        return _read_plain(root, parts, shown, limit)
+    except OSError as e:
+        raise ValueError(f"{shown}: cannot read it: {e.strerror or e}") from None
+
+
+def _read_plain(root: Path, parts: tuple[str, ...] | list[str], shown: str,
+                limit: int) -> bytes | None:
+    fd = _open_dirs(root, parts[:-1])
+    if fd is None:
+        return None
+    try:
         try:
-            if spec.endswith(".zip"):
-                with zipfile.ZipFile(path) as z:
-                    for member in z.namelist():
-                        if member.startswith("/") or ".." in Path(member).parts:
-                            raise ValueError(f"{spec}: unsafe path in archive: {member}")
-                    z.extractall(root)
-            else:
-                _safe_extract_tar(path, root)
-        except (zipfile.BadZipFile, tarfile.TarError) as e:
-            raise ValueError(f"{spec}: cannot read the archive: {e}") from None
-    elif path.is_dir():
-        root = path
-    else:
-        raise ValueError(f"{spec}: not a folder, an archive ({', '.join(ARCHIVES)}) or a git "
-                         "repository")
-    labs = _find_labs(root)
-    if labs is None:
-        raise ValueError(f"{spec}: no labs/ folder in the submission")
-    return Submission(student, spec, labs, workdir=tmp)
+            st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if (why := _what(st)) is not None:
+            raise _refused(shown, why)
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        file_fd = _open_checked(parts[-1], fd, _FILE_FLAGS, shown)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as f:
+        st = os.fstat(file_fd)
+        if (why := _what(st)) is not None or not stat.S_ISREG(st.st_mode):
+            raise _refused(shown, why or "not a plain file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{shown} is larger than {_size(limit)}: a lab file may be at most "
+                         f"{_size(limit)}")
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+@dataclass
+class _Tally:
+    entries: int = 0
+    size: int = 0
+
+
+def scan_tree(root: Path, parts: tuple[str, ...] | list[str]) -> None:
+    """Refuses (ValueError naming the file) anything under root/parts that is not a
+    plain file or folder, and a tree over MAX_ENTRIES entries, MAX_TREE_BYTES or
+    MAX_DEPTH folders deep. Folders are opened without following links."""
+    shown = "/".join(parts) or "."
+    fd = _open_dirs(root, parts)
+    if fd is None:
+        raise ValueError(f"{shown} is missing")
+    try:
+        _scan_dir(fd, shown, _Tally(), 0)
+    finally:
+        os.close(fd)
+
+
+def _scan_dir(fd: int, shown: str, tally: _Tally, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{shown} is nested more than {MAX_DEPTH} folders deep")
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            tally.entries += 1
+            if tally.entries > MAX_ENTRIES:
+                raise ValueError(f"the labs folder holds more than {MAX_ENTRIES} files and "
+                                 "folders")
+            child = f"{shown}/{entry.name}"
+            st = entry.stat(follow_symlinks=False)
+            if (why := _what(st)) is not None:
+                raise _refused(child, why)
+            if stat.S_ISDIR(st.st_mode):
+                sub = _open_checked(entry.name, fd, _DIR_FLAGS, child)
+                try:
+                    _scan_dir(sub, child, tally, depth + 1)
+                finally:
+                    os.close(sub)
+                continue
+            tally.size += st.st_size
+            if tally.size > MAX_TREE_BYTES:
+                raise ValueError(f"the labs folder holds more than {_size(MAX_TREE_BYTES)} "
+                                 f"(at {child})")
+
+
+# --------------------------------------------------------------------------
+# Archives: checked before anything is unpacked
+# --------------------------------------------------------------------------
+
+def _check_member_name(name: str) -> None:
+    path = name.replace("\\", "/")
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path) or ".." in path.split("/"):
+        raise ValueError(f"unsafe path in archive: {name}")
+
+
+def _check_zip(archive: zipfile.ZipFile) -> None:
+    members = archive.infolist()
+    if len(members) > MAX_ENTRIES:
+        raise ValueError(f"the archive has more than {MAX_ENTRIES} members")
+    total = 0
+    for info in members:
+        _check_member_name(info.filename)
+        mode = info.external_attr >> 16   # Unix mode bits, where the zip was made on Unix
+        if stat.S_ISLNK(mode):
+            raise _refused(info.filename, "a symbolic link")
+        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+            raise _refused(info.filename, "not a plain file")
+        total += info.file_size   # zipfile never unpacks more than a member declares
+        if total > MAX_TREE_BYTES:
+            raise ValueError(f"the archive unpacks to more than {_size(MAX_TREE_BYTES)}")
+
+
+def _check_tar(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The members, read one header at a time so that a bomb stops early."""
+    members: list[tarfile.TarInfo] = []
+    total = 0
+    for member in archive:
+        if len(members) >= MAX_ENTRIES:
+            raise ValueError(f"the archive has more than {MAX_ENTRIES} members")
+        _check_member_name(member.name)
+        if member.issym():
+            raise _refused(member.name, "a symbolic link")
+        if member.islnk():
+            raise _refused(member.name, "a hard link")
+        if not (member.isreg() or member.isdir()):
+            raise _refused(member.name, "not a plain file")
+        total += member.size
+        if total > MAX_TREE_BYTES:
+            raise ValueError(f"the archive unpacks to more than {_size(MAX_TREE_BYTES)}")
+        members.append(member)
+    return members
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                _check_zip(z)
+                z.extractall(dest)
+        else:
+            with tarfile.open(archive) as tar:
+                members = _check_tar(tar)
+                tar.extractall(dest, members=members, filter="data")  # a second guard
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, EOFError, RuntimeError,
+            NotImplementedError, OSError) as e:
+        raise ValueError(f"cannot read the archive: {e}") from None
+
+
+# --------------------------------------------------------------------------
+# Opening a submission
+# --------------------------------------------------------------------------
+
+def _clone(spec: str, dest: Path) -> None:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}   # a private URL fails, never prompts
+    try:
+        proc = subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"git clone took more than {GIT_TIMEOUT_S} s") from None
+    except OSError as e:
+        raise ValueError(f"cannot run git: {e}") from None
+    if proc.returncode != 0:
+        raise ValueError(f"git clone failed: {proc.stderr.strip()[-300:]}")
+
+
+def _is_git(spec: str, path: Path) -> bool:
+    return looks_remote(spec) or spec.endswith(".git") \
+        or (path.is_dir() and (path / ".git").exists() and not (path / "labs").is_dir())
+
+
+def _materialise(spec: str) -> tuple[tempfile.TemporaryDirectory | None, Path]:
+    """The submission's top folder (and the temporary folder holding it, if any)."""
+    path = Path(spec)
+    if _is_git(spec, path):
+        tmp = tempfile.TemporaryDirectory(prefix="submission-")
+        try:
+            _clone(spec, Path(tmp.name, "repo"))
+        except BaseException:
+            tmp.cleanup()
+            raise
+        return tmp, Path(tmp.name, "repo")
+    if path.is_file() and spec.endswith(ARCHIVES):
+        tmp = tempfile.TemporaryDirectory(prefix="submission-")
+        try:
+            _unpack(path, Path(tmp.name))
+        except BaseException:
+            tmp.cleanup()
+            raise
+        return tmp, Path(tmp.name)
+    if path.is_dir():
+        return None, path
+    raise ValueError(f"not a folder, an archive ({', '.join(ARCHIVES)}) or a git repository")
+
+
+def _find_labs(root: Path, below: tuple[str, ...] = ()) -> list[str] | None:
+    """labs/ under root/below, as the folder names from root (below itself when it
+    is labs/), or None. Never descends through a link."""
+    here = root.joinpath(*below)
+    try:
+        labs = os.lstat(here / "labs")
+    except FileNotFoundError:
+        labs = None
+    if labs is not None:
+        if (why := _what(labs)) is not None:
+            raise _refused("/".join([*below, "labs"]), why)
+        if stat.S_ISDIR(labs.st_mode):
+            return [*below, "labs"]
+    with os.scandir(here) as it:
+        folders = [e for e in it if e.is_dir()]   # links included: refused below if used
+    if any(e.name[:2].isdigit() for e in folders):
+        return list(below)   # the submission is the labs/ folder itself
+    if len(folders) == 1 and len(below) < 3:   # an archive with one top folder
+        if folders[0].is_symlink():
+            raise _refused("/".join([*below, folders[0].name]), "a symbolic link")
+        return _find_labs(root, (*below, folders[0].name))
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _default_course() -> Course:
+    return labmeta.load()
+
+
+def _read_lab_files(root: Path, labs_parts: list[str],
+                    course: Course) -> dict[str, bytes | None]:
+    return {f"{lab.id}/{name}": read_submission_file(root, [*labs_parts, lab.id, name])
+            for lab in course.labs for name in lab.files}
+
+
+def open_submission(spec: str, student: str | None = None,
+                    course: Course | None = None) -> Submission:
+    """Materialises a submission and reads its lab files (course's; default: the
+    course of grader/labs.toml); raises ValueError, '<spec>: <why>', if it cannot
+    or if the submission is not plain files. student: its id (default:
+    student_name(spec); see student_ids)."""
+    workdir = None
+    try:
+        workdir, root = _materialise(spec)
+        labs_parts = _find_labs(root)
+        if labs_parts is None:
+            raise ValueError("no labs/ folder in the submission")
+        scan_tree(root, labs_parts)
+        files = _read_lab_files(root, labs_parts, course or _default_course())
+    except (ValueError, OSError) as e:   # an unreadable folder is this student's problem only
+        if workdir is not None:
+            workdir.cleanup()
+        why = e if isinstance(e, ValueError) else f"cannot read the submission: {e}"
+        raise ValueError(f"{spec}: {why}") from None
+    except BaseException:
+        if workdir is not None:
+            workdir.cleanup()
+        raise
+    return Submission(student or student_name(spec), spec, root.joinpath(*labs_parts),
+                      workdir=workdir, root=root, labs_parts=tuple(labs_parts), files=files)
+
+
+def _lab_bytes(sub: Submission, lab_id: str, name: str) -> bytes | None:
+    """What open_submission read; a file it did not read (another course) is read
+    now, just as safely."""
+    key = f"{lab_id}/{name}"
+    if key in sub.files:
+        return sub.files[key]
+    root = sub.root if sub.root is not None else sub.labs_dir
+    return read_submission_file(root, [*sub.labs_parts, lab_id, name])
 
 
 def content_hash(sub: Submission, course: Course) -> str:
@@ -100,42 +536,37 @@ def content_hash(sub: Submission, course: Course) -> str:
     h = hashlib.sha256()
     for lab in course.labs:
         for name in lab.files:
-            p = sub.labs_dir / lab.id / name
+            data = _lab_bytes(sub, lab.id, name)
             h.update(f"{lab.id}/{name}\0".encode())
-            h.update(p.read_bytes() if p.exists() else b"<missing>")
+            h.update(data if data is not None else b"<missing>")
     return h.hexdigest()[:16]
+
+
+def _as_text(data: bytes) -> str:
+    # As open(..., "r") reads it: universal newlines, so a lone CR is a line
+    # break for the fences and the compiler alike.
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path) -> list[str]:
     """Writes the student's fences into the instructor's lab files under dest_labs.
 
     Returns notes for the feedback: files missing, code changed outside the
-    fences (restored), fence markers broken (the skeleton's TODO kept)."""
+    fences (restored), fence markers broken (the skeleton's TODO kept), fences
+    refused by fences.validate (the skeleton's code kept there)."""
     notes = []
     for lab in course.labs:
         for name in lab.files:
             harness = (harness_labs / lab.id / name).read_text()
-            theirs_path = sub.labs_dir / lab.id / name
+            data = _lab_bytes(sub, lab.id, name)
             out = dest_labs / lab.id / name
             out.parent.mkdir(parents=True, exist_ok=True)
-            if not theirs_path.exists():
+            if data is None:
                 notes.append(f"{lab.id}/{name} is missing from the submission: graded as the skeleton")
                 text = harness
             else:
-                theirs = theirs_path.read_text(errors="replace")
-                try:
-                    text = fences.transplant(theirs, harness, f"{lab.id}/{name}")
-                    missing = {f.name for f in fences.extract(harness)} - \
-                              {f.name for f in fences.extract(theirs)}
-                    if missing:
-                        notes.append(f"{lab.id}/{name}: fence(s) {', '.join(sorted(missing))} "
-                                     "not found; the skeleton's TODO was kept there")
-                    if fences.outside(theirs) != fences.outside(harness):
-                        notes.append(f"{lab.id}/{name}: changes outside the fenced regions were "
-                                     "replaced by the instructor's harness")
-                except fences.FenceError as e:
-                    notes.append(f"{lab.id}/{name}: {e}; graded as the skeleton")
-                    text = harness
+                text, file_notes = _install_file(_as_text(data), harness, f"{lab.id}/{name}")
+                notes += file_notes
             # Fresh content and a fresh mtime: ninja rebuilds exactly what changed.
             if not out.exists() or out.read_text() != text:
                 out.write_text(text)
@@ -143,6 +574,22 @@ def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path
         if (sub.labs_dir.parent / extra).is_dir() and sub.labs_dir.name == "labs":
             notes.append(f"the submission's {extra}/ was ignored: grading uses the instructor's")
     return notes
+
+
+def _install_file(theirs: str, harness: str, where: str) -> tuple[str, list[str]]:
+    try:
+        text, notes = fences.transplant_checked(theirs, harness, where)
+        missing = {f.name for f in fences.extract(harness)} - \
+                  {f.name for f in fences.extract(theirs)}
+    except fences.FenceError as e:
+        return harness, [f"{where}: {e}; graded as the skeleton"]
+    if missing:
+        notes.append(f"{where}: fence(s) {', '.join(sorted(missing))} not found; the skeleton's "
+                     "TODO was kept there")
+    if fences.outside(theirs) != fences.outside(harness):
+        notes.append(f"{where}: changes outside the fenced regions were replaced by the "
+                     "instructor's harness")
+    return text, notes
 
 
 def copy_harness(repo: Path, dest: Path) -> None:

@@ -2,12 +2,15 @@
 building one target at a time, so that a compile error costs one lab only."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import proc
 
 REPO = Path(__file__).resolve().parent.parent
 REQUIREMENTS = REPO / "requirements.txt"
@@ -17,16 +20,40 @@ class SetupError(RuntimeError):
     """The build cannot be set up here; the message says what to do."""
 
 
+# Build output that says the machine, not the code, failed: such a build is
+# the grader's error, never a student's "does not compile".
+_MACHINE_FAULTS = ("No space left on device", "Read-only file system", "Disk quota exceeded",
+                   "cannot execute binary file", "error while loading shared libraries",
+                   "ninja: fatal", "ninja: error: loading", ": not found")
+
+
 @dataclass
 class BuildResult:
     target: str
     ok: bool
     log: str = ""          # compiler output, trimmed to the first errors
+    seconds: float = 0.0
 
     @property
     def first_errors(self) -> str:
         lines = [l for l in self.log.splitlines() if "error" in l.lower()]
         return "\n".join(lines[:8]) or self.log[-2000:]
+
+    @property
+    def machine_fault(self) -> str:
+        """The line that shows the build failed for the machine's sake, or ""."""
+        if self.ok:
+            return ""
+        for line in self.log.splitlines():
+            # A compiler's diagnostic (file:line: ...) quotes the code, which a
+            # student controls (#error No space left on device): not evidence.
+            if ".cu:" in line or ".cpp:" in line or ".cuh:" in line or ".hpp:" in line:
+                continue
+            if any(k in line for k in _MACHINE_FAULTS):
+                if line.rstrip().endswith(": not found") and not line.startswith(("/bin/sh", "sh:")):
+                    continue  # only the shell's "compiler not found" counts
+                return line.strip()
+        return ""
 
 
 def _meson_cmd() -> list[str] | None:
@@ -93,16 +120,44 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
         raise SetupError(f"meson setup failed:\n{log[-3000:]}{hint}")
 
 
-def build(build_dir: Path, target: str | None = None, timeout: float = 1800) -> BuildResult:
-    """Builds one target (or everything); never raises for a compile error."""
-    cmd = ["ninja", "-C", str(build_dir)] + ([f"tests/{target}"] if target else [])
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return BuildResult(target or "all", False, f"build timed out after {timeout:.0f} s")
-    out = proc.stdout + proc.stderr
-    return BuildResult(target or "all", proc.returncode == 0, out[-20000:])
+def build(build_dir: Path, target: str | list[str] | None = None,
+          timeout: float = 1800) -> BuildResult:
+    """Builds one target, several, or everything; never raises for a compile error."""
+    targets = [target] if isinstance(target, str) else list(target or [])
+    cmd = ["ninja", "-C", str(build_dir)] + [f"tests/{t}" for t in targets]
+    done = proc.run(cmd, timeout=timeout)
+    name = " ".join(targets) or "all"
+    if done.timed_out:
+        return BuildResult(name, False, f"build timed out after {timeout:.0f} s", done.seconds)
+    return BuildResult(name, done.code == 0, done.output, done.seconds)
+
+
+def toolchain_dirs(build_dir: Path, path: str | None = None) -> list[str]:
+    """The install trees of every compiler the build runs: meson's configured
+    compilers and the host compilers nvcc finds on PATH (a GCC in /opt/gcc
+    comes with its own libraries, so the whole tree is needed, not bin/)."""
+    exes: list[str] = []
+    done = proc.run([*(_meson_cmd() or ["meson"]), "introspect", str(build_dir), "--compilers"],
+                    timeout=120)
+    if done.code == 0:
+        try:
+            for machine in json.loads(done.output).values():
+                for lang in machine.values():
+                    exes += lang.get("exelist", []) + lang.get("linker_exelist", [])
+        except (ValueError, AttributeError):
+            pass
+    exes += ["g++", "gcc", "c++", "cc", "nvcc"]
+    dirs = []
+    for exe in exes:
+        found = exe if os.path.isabs(exe) else shutil.which(exe, path=path)
+        if not found or not os.path.exists(found):
+            continue
+        for p in {found, os.path.realpath(found)}:
+            bin_dir = os.path.dirname(p)
+            top = os.path.dirname(bin_dir) if os.path.basename(bin_dir) == "bin" else bin_dir
+            if top not in ("/", "/usr") and not top.startswith("/usr/") and top not in dirs:
+                dirs.append(top)
+    return dirs
 
 
 def git_commit(repo: Path = REPO) -> str:

@@ -39,22 +39,30 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
   const SumInput spec{c.pattern, seed, n};
   const __int128 exact = exact_sum_fixed(spec);
   CudaStream stream;
-  DeviceBuffer<float> in(n), out(1);
+  DeviceShared<float> in(n), out(1);
+  DeviceShared<unsigned char> workspace;
   generate(in.get(), n, spec, stream);
   float got = 0;
-  try {
-    DeviceBuffer<unsigned char> workspace(float_sum_workspace_bytes(n));
+  CaseFailure f;
+  f.n = n;
+  f.input = pattern_name(c.pattern);
+  f.seed = seed;
+  f.variant = method_name(c.method);
+  const bool ran = guarded_calls(f, [&] {
+    workspace = DeviceShared<unsigned char>(RunnerLink::get().workspace_bytes(
+        Fn::kFloatSum, static_cast<std::uint32_t>(c.method), n, (std::size_t{1} << 30) + 8 * n));
     out.fill_bytes(kPoisonBits & 0xff, stream);
-    reduce_sum_float(in.get(), n, out.get(), workspace.get(), c.method, stream);
-    CUDA_CHECK_LAUNCH();
-    stream.synchronize();
-    if (lab_todo_reached()) throw NotImplemented("a kernel still runs the skeleton's LAB_TODO()");
-    CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
-  } catch (const std::exception& e) {
-    return report({n, pattern_name(c.pattern), seed, method_name(c.method), "", "", 0,
-                   dynamic_cast<const NotImplemented*>(&e) ? hint::kNotImplemented : hint::kCudaError,
-                   e.what()});
-  }
+    Invocation call;
+    call.fn = Fn::kFloatSum;
+    call.arg = static_cast<std::uint32_t>(c.method);
+    call.n = n;
+    call.in = in.get();
+    call.out = out.get();
+    call.scratch = workspace.get();
+    run_remote({call});
+    got = read_back(out.get());
+  });
+  if (!ran) return;
   const double exact_d = fixed_to_double(exact);
   const double relative = error_of(got, exact) / std::fabs(exact_d);
   const double ulps = ulps_of(got, exact);

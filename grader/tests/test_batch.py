@@ -1,5 +1,6 @@
 """batch: submissions of every kind, fences transplanted, results written,
 an interrupted batch resumed, resubmissions regraded."""
+import hashlib
 import json
 import shutil
 import tarfile
@@ -76,7 +77,10 @@ def offline_batch(monkeypatch):
     calls = []
     monkeypatch.setattr(batch.grade, "grade_lab", fake_grade_lab(calls))
     monkeypatch.setattr(batch.Worker, "prepare",
-                        lambda self, course: submissions.copy_harness(REPO, self.src))
+                        lambda self, course, labs, progress=None:
+                        submissions.copy_harness(REPO, self.src))
+    monkeypatch.setattr(batch.Worker, "measure_ceilings", lambda self, labs, course, when: None)
+    monkeypatch.setattr(batch.Worker, "preflight", lambda self, course, labs, progress=None: None)
     return calls
 
 
@@ -87,8 +91,11 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
     results = batch.run_batch(specs, config, progress=lambda *_: None)
     assert {r.student: r.points for r in results} == {"eve": LAB01.points_correctness, "fay": 0}
     rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
-    assert rows[0].startswith("student,01_cpu_baseline,total,max")
+    assert rows[0] == "student,01_cpu_baseline,total,max,notes,result_sha256"
     assert rows[1].startswith(f"eve,{LAB01.points_correctness},")
+    # The row carries the digest of the result.json it summarises.
+    text = (tmp_path / "out" / "students" / "eve" / "result.json").read_text()
+    assert rows[1].endswith("," + hashlib.sha256(text.encode()).hexdigest()[:16])
     gs = json.loads((tmp_path / "out" / "students" / "eve" / "results.json").read_text())
     assert gs["score"] == LAB01.points_correctness
     assert {t["name"] for t in gs["tests"]} == {"01_cpu_baseline correctness",

@@ -46,3 +46,130 @@ def test_skeleton_and_solution_differ_only_inside_fences():
             assert skeleton_fences == [f.name for f in fences.extract(solution.read_text())]
             assert fences.outside(path.read_text()) == fences.outside(solution.read_text()), (
                 f"{path} and its solution differ outside the fences")
+
+
+# ---------------------------------------------------------------- a fence is a block
+
+def problems(body: str) -> list[str]:
+    return fences.validate(body)
+
+
+HONEST = [
+    "  int total = 0;\n  for (std::size_t i = 0; i < n; ++i) total += in[i];\n  return total;\n",
+    # brackets in strings, characters, raw strings and comments are not brackets
+    '  const char* s = "} int evil() {"; char c = \'}\';  // }\n  /* { */\n',
+    '  auto r = R"x(} ) ]")x"; auto u = u8"{"; auto w = L\'(\';\n',
+    "#pragma unroll\n  for (int k = 0; k < 4; ++k) s += v[k];\n#pragma unroll 4\n"
+    "  for (int k = 0; k < 4; ++k) s += v[k];\n",
+    "  # pragma unroll 8  // a comment after it\n  for (;;) {}\n",
+    '  asm volatile("ld.global.nc.v4.s32 {%0, %1, %2, %3}, [%4];"\n'
+    '               : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));\n',
+    '  asm volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");\n',
+    "  const int big = 1'000'000; auto x = static_cast<::std::size_t>(big);\n",
+    "  kernel<<<blocks, threads>>>(in, n); int a<:2:> = <%1, 2%>;\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("body", HONEST)
+def test_an_honest_fence_passes(body):
+    assert problems(body) == []
+
+
+HOSTILE = {
+    "break_out": ("  return 1;\n} int evil() {\n  return 2;\n", "closes a bracket opened before"),
+    "break_out_digraph": ("  %> int evil() <%\n", "closes a bracket opened before"),
+    "break_out_trigraph": ("  ??> int evil() ??<\n", "closes a bracket opened before"),
+    "unclosed": ("  if (n) {\n", "never closed"),
+    "mismatched": ("  f(a];\n", "does not match"),
+    "include": ("#include </etc/passwd>\n", "'#include'"),
+    "include_after_a_continuation": ("  int x = 0;\n#\\\ninclude <cstdio>\n", "'#include'"),
+    "include_in_a_pragma_line": ("#pragma unroll \\\n4 _Pragma(\"x\")\n", "_Pragma"),
+    "digraph_include": ("%:include <cstdio>\n", "'#include'"),
+    "trigraph_include": ("??=include <cstdio>\n", "'#include'"),
+    "define": ("  /* a comment first */ #define return exit(0);\n", "'#define'"),
+    "endif": ("#endif\n", "'#endif'"),
+    "other_pragma": ("#pragma GCC optimize(\"O0\")\n", "'#pragma GCC'"),
+    "pragma_unroll_with_more": ("#pragma unroll 4 int x;\n", "alone on its line"),
+    "stray_hash": ("  int x = 0; # define A\n", "'#' is not allowed here"),
+    "pragma_operator": ('  _Pragma("GCC poison total")\n', "'_Pragma'"),
+    "asm_init_array": ('  asm(".pushsection .init_array,\\"aw\\"\\n.quad evil\\n.popsection");\n',
+                       "'.pushsection'"),
+    "asm_incbin": ('  asm(".incbin \\"/course/solutions/01_cpu_baseline/cpu_sum.cpp\\"");\n',
+                   "'.incbin'"),
+    "asm_escaped": ('  __asm__ __volatile__("\\x2esection .init_array");\n', "'.section'"),
+    "asm_split": ('  asm(".sec" "tion .ctors");\n', "'.section'"),
+    "asm_raw": ('  asm(R"(.include "/etc/passwd")");\n', "'.include'"),
+    "asm_global_symbol": ('  asm(".globl main");\n', "'.globl'"),
+    "asm_not_a_literal": ("  asm((directive));\n", "must be a string literal"),
+    "attribute_section": ('  static void (*run)() __attribute__((section(".init_array"))) = f;\n',
+                          "'section'"),
+    "attribute_section_cxx11": ('  [[gnu::section(".init_array")]] static int x = 0;\n',
+                                "'section'"),
+    "open_comment": ("  int x = 0; /* swallow the rest\n", "never closed"),
+    "open_string": ('  const char* s = "abc;\n', "not closed on its line"),
+    "open_raw_string": ('  auto s = R"x(\n  }\n', "raw string"),
+    "trailing_continuation": ("  int x = 0; \\\n", "ends with '\\'"),
+    "backslash_space_newline": ("  // a comment \\  \n  }\n", "closes a bracket"),
+    "lone_carriage_return": ("  // a comment\r} int evil() {\n", "closes a bracket"),
+    "odd_line_break": ("  int x = 0;\x1c\n", "U+001C"),
+    "no_final_newline": ("  int x = 0;", "does not end with a line break"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_hostile_fence_fails(name):
+    body, expected = HOSTILE[name]
+    found = problems(body)
+    assert any(expected in p for p in found), found
+
+
+def test_problems_name_the_line_in_the_file():
+    (p,) = fences.validate("  int a;\n  int b;\n} int evil() {\n", first_line=40)
+    assert p.startswith("line 42: ")
+    (f,) = fences.extract(HARNESS.replace("  // TODO\n", "  }\n  int g() {\n"))
+    assert f.problems and f.problems[0].startswith("line 3: ")
+
+
+def test_a_fence_named_twice_is_an_error():
+    twice = STUDENT + STUDENT.replace("int f()", "int g()")
+    with pytest.raises(fences.FenceError, match="appears twice"):
+        fences.extract(twice)
+    with pytest.raises(fences.FenceError, match="appears twice"):
+        fences.transplant_checked(twice, HARNESS)       # in the submission
+    with pytest.raises(fences.FenceError, match="appears twice"):
+        fences.transplant_checked(STUDENT, HARNESS + HARNESS)   # in the harness
+
+
+def test_transplant_keeps_the_skeleton_where_a_fence_fails():
+    evil = HARNESS.replace('  // TODO\n  LAB_TODO_HOST("f");\n', "  return 1;\n} int evil() {\n")
+    text, notes = fences.transplant_checked(evil, HARNESS, "lab/f.cpp")
+    assert text == HARNESS
+    assert len(notes) == 1 and "fence f" in notes[0] and "lab/f.cpp" in notes[0]
+    assert "line 4: '}' closes a bracket" in notes[0]
+    assert fences.transplant(evil, HARNESS) == HARNESS   # the old API is as strict
+
+
+def test_transplant_pastes_a_valid_fence_with_no_notes():
+    assert fences.transplant_checked(STUDENT, HARNESS) == (STUDENT, [])
+
+
+def test_every_instructor_fence_passes():
+    checked = 0
+    for folder in ("labs", "solutions"):
+        for path in sorted((REPO / folder).glob("*/*")):
+            if not path.is_file():
+                continue
+            for fence in fences.extract(path.read_text(), str(path)):
+                assert fence.problems == (), f"{path}: fence {fence.name}: {fence.problems}"
+                assert fences.validate(fence.body, fence.first_line) == []
+                checked += 1
+    assert checked >= 20
+
+
+def test_a_huge_hostile_fence_is_refused_quickly():
+    import time
+    started = time.monotonic()
+    found = problems("{" * (1 << 20) + "\n")
+    assert time.monotonic() - started < 10
+    assert any(f"longer than {fences.MAX_TOKENS} tokens" in p for p in found), found

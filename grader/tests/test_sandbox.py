@@ -1,9 +1,10 @@
 """The sandbox (grader/sandbox.py): each escape attempt of tests/escapes/ is
-contained and graded (lab 01 scores 0 with a note), the honest students graded
-before and after it keep their points, and nothing outside the submission's
-folder was read, written or reached. The read, write, socket and compile-time
-attempts are also graded without the sandbox, where they work: the tests are
-not vacuous.
+contained and graded (lab 01 scores 0, with the reason), the honest students
+graded before and after it keep their points, and nothing outside the
+submission's folder was read, written or reached. The linked policy check is
+off here, so that the attempts really run (it would refuse most of them for
+their system calls). The read and socket attempts are also graded without
+the sandbox, where they work: the tests are not vacuous.
 
 Needs bubblewrap (apt install bubblewrap) and user namespaces, and nvcc for the
 graded runs (the harness is built with meson); skips with the reason otherwise."""
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, gtest_run, sandbox
+from grader import batch, proc, sandbox
 from grader.tools import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "escapes"))
@@ -44,27 +45,20 @@ def test_limits_parse_and_reject_nonsense():
         sandbox.Limits.parse(["swap=3"])
 
 
-class _CapOnly:
-    """A hook that only caps the output: the runner's side of the limit, no bwrap."""
-    def __init__(self, workdir, limit):
-        self.workdir, self.output_limit = workdir, limit
-
-    def command(self, args, env):
-        return args, env
-
-    def explain(self, code):
-        return None
-
-
-def test_runner_stops_a_binary_that_floods_its_output(tmp_path):
-    flood = tmp_path / "flood"
-    flood.write_text("#!/bin/sh\nyes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n")
-    flood.chmod(0o755)
-    (tmp_path / "w").mkdir()
+def test_the_process_runner_stops_a_program_that_floods_its_output(tmp_path):
     start = time.time()
-    run = gtest_run.run_gtest(flood, timeout=60, sandbox=_CapOnly(tmp_path / "w", 1 << 20))
-    assert run.status == "crashed" and "MiB of output" in run.reason
-    assert len(run.output_tail) <= 4000 and time.time() - start < 30
+    done = proc.run(["/bin/sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
+                    timeout=60, output_limit=1 << 20, tail=4000)
+    assert done.over_limit and not done.ok and "too much output" in done.describe()
+    assert len(done.output) <= 4000 and time.time() - start < 30
+
+
+def test_the_process_runner_kills_the_whole_group_on_a_timeout(tmp_path):
+    marker = tmp_path / "survived"
+    done = proc.run(["/bin/sh", "-c", f"(sleep 3; touch {marker}) & sleep 60"], timeout=1)
+    assert done.timed_out
+    time.sleep(3.5)
+    assert not marker.exists()
 
 
 def _in_cell(cell, script: str) -> subprocess.CompletedProcess:
@@ -174,7 +168,8 @@ def sandbox_processes() -> list[str]:
 
 
 def run(specs, out, **kw):
-    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT, **kw)
+    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
+                               linked_policy=False, **kw)
     messages = []
     started = time.time()
     results = batch.run_batch([str(s) for s in specs], config, progress=messages.append)
@@ -215,20 +210,16 @@ def test_escape_is_contained_and_scores_zero_with_a_note(graded, name):
     lab = graded["results"][name].labs[0]
     want = esc["sandboxed"]
     assert lab.points == 0, f"{name}: {lab}"
-    if want == "build_failed":
-        assert lab.status == "build_failed" and "not found" in lab.reason.lower()
+    if want == "fence_refused":
+        notes = " ".join(graded["results"][name].notes)
+        assert "fence" in notes and "not used" in notes, notes
         return
     assert lab.status == "graded" and lab.tests_failed > 0
-    if want in ("timed_out", "crashed"):
-        assert lab.first_failure.status == want
-        assert any(want.replace("_", " ") in n for n in lab.notes), lab.notes
-    else:
-        assert any("grading sandbox" in n for n in lab.notes), lab.notes
+    assert lab.first_failure.hint == want, (name, lab.first_failure)
     if want == "wrong_value":
+        assert any("grading sandbox" in n for n in lab.notes), lab.notes
         assert lab.first_failure.expected and lab.first_failure.got
         assert int(lab.first_failure.got) == int(lab.first_failure.expected) + 1
-    if name == "output_flood":
-        assert any("MiB of output" in n for n in lab.notes), lab.notes
     if name == "memory_hog":
         assert "bad_alloc" in lab.first_failure.message
 
@@ -263,11 +254,14 @@ def test_nothing_was_written_reached_or_left_running(graded):
 @needs_bwrap
 @needs_build
 def test_without_the_sandbox_the_same_attempts_work(graded, tmp_path):
-    """Read, write, socket and .incbin escapes earn their correctness points
-    without the sandbox, and leave their traces: the attempts are real."""
-    names = [n for n, e in ESCAPES.items() if e.get("unsandboxed")]
+    """Without the sandbox (the runner still in a PID namespace, and `nobody`
+    when the grader is root) reading the world-readable solutions and opening
+    a socket work, and writing outside does where the runner is the grader's
+    own user: the attempts are real, and the README says what --sandbox adds."""
+    names = ["read_solutions", "open_socket"] + (["write_outside"] if os.geteuid() != 0 else [])
     canary = tmp_path / "canary"
     canary.mkdir()
+    canary.chmod(0o777 if os.geteuid() != 0 else 0o755)
     out = tmp_path / "out"
     listener = Listener()
     values = dict(graded["values"], CANARY=str(canary), PORT=str(listener.port),
@@ -281,5 +275,4 @@ def test_without_the_sandbox_the_same_attempts_work(graded, tmp_path):
         lab = results[name].labs[0]
         assert lab.status == "graded" and lab.points_correctness == lab.max_correctness, \
             (name, lab)
-    assert (canary / "escape-write").exists() and (out / "escape-write").exists()
     assert listener.connections > 0

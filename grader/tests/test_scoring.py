@@ -41,8 +41,51 @@ def test_one_wrong_case_costs_correctness_and_performance():
 
 
 def test_slow_but_correct_keeps_correctness_points():
-    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), bw("failed", 0.12)))
+    # The checker records the figure; the threshold is judged here, once.
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), bw("passed", 0.12)))
     assert r.points_correctness == 6 and r.points_performance == 0.8
+
+
+def test_a_wrong_timed_call_is_a_wrong_answer():
+    failed = CaseResult("SumBandwidth.FractionOfCopyCeiling", "failed",
+                        properties={"fail_n": "134217728", "fail_hint": "stale_result"},
+                        failures=["x\n  hint [stale_result]: a timed call returned the answer "
+                                  "its input had before"])
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), failed))
+    assert r.points == 0 and r.first_failure.hint == "stale_result"
+    assert "before" in r.hints[0]
+
+
+def test_the_slowest_graded_variant_counts_and_a_missing_figure_scores_zero():
+    sum_bw = bw("passed", 0.25)
+    max_bw = CaseResult("MaxBandwidth.FractionOfCopyCeiling", "passed",
+                        properties={"fraction": "0.15", "gbps": "600", "ceiling_gbps": "4200"})
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), sum_bw, max_bw))
+    assert r.fraction == 0.15 and r.points_performance == 2
+    silent = CaseResult("MaxBandwidth.FractionOfCopyCeiling", "passed", properties={})
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), sum_bw, silent))
+    assert r.points_correctness == 6 and r.points_performance == 0
+
+
+def test_ungraded_variants_are_recorded_not_scored():
+    props = {"fraction": "0.25", "gbps": "1", "graded": "1", "naive_fraction": "0.01",
+             "naive_graded": "0"}
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"),
+                          CaseResult("KahanBandwidth.X", "passed", properties=props)))
+    assert r.fraction == 0.25 and r.points_performance == 4
+
+
+def test_an_implausible_figure_is_not_scored():
+    props = {"fraction": "13.5", "gbps": "60000", "implausible": "1"}
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"),
+                          CaseResult("SumBandwidth.X", "passed", properties=props)))
+    assert r.points_correctness == 6 and r.points_performance == 0
+    assert any("cannot come from reading the whole input" in n for n in r.notes)
+
+
+def test_a_checker_failure_is_never_a_grade():
+    r = score(LAB, BinaryRun(binary="b", status="checker_failed", reason="its CUDA context failed"))
+    assert r.status == "error" and "context" in r.reason
 
 
 def test_skipped_binary_scores_nothing_and_says_why():

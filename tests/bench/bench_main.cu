@@ -1,6 +1,7 @@
 // Bandwidth of one implementation of a contract over a range of sizes, and of
 // CUB's DeviceReduce on the same inputs in the same process, for the grader's
-// bench and gpucheck. Same routine as the bandwidth test (warm-up, median of
+// bench and gpucheck. Only the instructor's reference solutions are built into
+// it (no student code), so it calls them in-process, timed with CUDA events. Same routine as the bandwidth test (warm-up, median of
 // batches, inputs rotated so no call reads from L2); each size is checked
 // against the CPU reference first, and a wrong size reports no figure.
 //
@@ -19,6 +20,7 @@
 #include "contracts.cuh"
 #include "cuda_stream.cuh"
 #include "device_buffer.cuh"
+#include "direct_calls.hpp"
 #include "generate.cuh"
 
 namespace {
@@ -40,7 +42,8 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   row.n = std::size_t{1} << log2n;
   const std::size_t n = row.n;
   const std::size_t copies = lab::rotation_count(n * sizeof(T), info);
-  const std::size_t workspace_bytes = Traits::workspace_bytes(n);
+  const std::size_t workspace_bytes =
+      lab::test::direct::workspace_bytes(Traits::kFn, Traits::kArg, n);
   if (copies * n * sizeof(T) + workspace_bytes + (std::size_t{1} << 28) > info.free_mem_bytes) {
     row.status = "no_memory";
     return row;
@@ -52,8 +55,14 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   lab::DeviceBuffer<T> out(1);
   const T expected = Traits::reference(spec);
   auto call = [&](long k) {
-    Traits::run(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
-                workspace.get(), stream);
+    lab::test::Invocation c;
+    c.fn = Traits::kFn;
+    c.arg = Traits::kArg;
+    c.n = n;
+    c.in = inputs.get() + static_cast<std::size_t>(k) % copies * n;
+    c.out = out.get();
+    c.scratch = workspace.get();
+    lab::test::direct::invoke(c, stream);
     CUDA_CHECK_LAUNCH();
   };
   out.fill_bytes(0xA5, stream);
@@ -61,7 +70,7 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   T got{};
   CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
-  if (!Traits::same(got, expected) || lab_todo_reached()) {
+  if (!Traits::same(got, expected) || lab::test::direct::todo_reached()) {
     row.status = "wrong";
     row.detail = "expected " + Traits::show(expected) + ", got " + Traits::show(got);
     return row;

@@ -20,4 +20,12 @@ void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStr
   CUDA_CHECK(cub::DeviceReduce::Sum(workspace, bytes, in, out, n, stream));
 }
 
-bool lab_todo_reached() { return false; }
+namespace {
+__device__ int never_todo = 0;  // CUB has no LAB_TODO()
+}  // namespace
+
+void* lab_todo_flag_address() {
+  void* address = nullptr;
+  CUDA_CHECK(cudaGetSymbolAddress(&address, never_todo));
+  return address;
+}

@@ -1,5 +1,6 @@
-// Records a bandwidth measurement as test properties (the grader reads them
-// from the gtest JSON) and checks it against the lab's threshold.
+// Records a bandwidth measurement as test properties. The test reports the
+// figures; the grader judges them against the lab's threshold (labs.toml),
+// in one place. A figure that no correct program can reach is flagged here.
 #pragma once
 
 #include <string>
@@ -8,17 +9,23 @@
 
 namespace lab::test {
 
+// Above this fraction of the copy ceiling, or above the memory's theoretical
+// bandwidth, a figure cannot come from reading the whole input: the best
+// reference reaches 1.03 of the copy (lab 09's int sum on an H200: a stream
+// of reads runs a little faster than a copy's reads and writes), the H200's
+// theoretical peak is 1.13 of it, and nine batches vary by a few percent.
+inline constexpr double kImplausibleFraction = 1.10;
+
 struct BandwidthFigures {
   std::string variant;        // "" for a lab's one function
   std::size_t n = 0;
   BenchResult result;
-  double ceiling_gbps = 0.0;  // measured in this process
+  double ceiling_gbps = 0.0;  // measured with no student process alive
   double theoretical_gbps = 0.0;
   std::string device;
+  bool graded = true;         // false: recorded for the handout, not scored
 };
 
-// Records the figures; with `check`, fails the test when the fraction of the
-// ceiling is under the lab's threshold.
-void record_bandwidth(const BandwidthFigures& b, bool check);
+void record_bandwidth(const BandwidthFigures& b);
 
 }  // namespace lab::test

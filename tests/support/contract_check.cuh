@@ -1,8 +1,13 @@
 // The correctness checks every GPU reduction contract gets, written once over
 // a traits struct (contracts.cuh). A case: a seeded input between guard bands,
 // the output and the workspace poisoned, three calls (the second finds the
-// first call's result in *out, so an output that is not reset shows), the
-// input checked unchanged afterwards, the CPU reference as the answer.
+// first call's result in *out, so an output that is not reset shows), then a
+// fourth after one element changed (an answer remembered from the same
+// pointer and size is wrong now), the input checked unchanged afterwards,
+// the CPU reference as the answer.
+//
+// The lab's code runs in the runner (runner_link.hpp); every buffer it gets
+// is shared memory the checker owns, and the checker reads *out itself.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,11 +19,13 @@
 
 #include "contracts.cuh"
 #include "cuda_stream.cuh"
-#include "device_buffer.cuh"
 #include "device_info.hpp"
+#include "device_shared.cuh"
 #include "failure_report.hpp"
 #include "guarded_input.cuh"
 #include "not_implemented.hpp"
+#include "planted_copies.hpp"
+#include "remote_contract.cuh"
 #include "sum_sizes.hpp"
 #include "test_env.hpp"
 
@@ -31,6 +38,35 @@ T poison_value() {
   return v;
 }
 
+template <class T>
+T read_back(const T* device) {
+  T host{};
+  CUDA_CHECK(cudaMemcpy(&host, device, sizeof host, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// Runs `body` (which calls the lab's code) and turns what can go wrong into
+// the case's hint; returns false when the case has already been reported.
+template <class Body>
+bool guarded_calls(CaseFailure f, Body&& body) {
+  try {
+    body();
+    return true;
+  } catch (const NotImplemented& e) {
+    f.hint = hint::kNotImplemented;
+    f.explain = std::string(e.what()) + ": write the fenced region";
+  } catch (const RunnerError& e) {
+    f.hint = e.hint();
+    f.explain = e.what();
+  } catch (const CudaError& e) {
+    // The checker's own CUDA call failed: the machine's fault, not the lab's.
+    f.hint = hint::kCheckerError;
+    f.explain = std::string("the checker itself failed: ") + e.what();
+  }
+  report(f);
+  return false;
+}
+
 template <class C>
 void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 0) {
   using T = typename C::T;
@@ -41,36 +77,38 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
   f.input = pattern_name(pattern);
   if (shift) f.input += ", starting " + std::to_string(shift) + " elements past a 16-byte boundary";
   f.seed = seed;
+  f.variant = C::variant();
   ::testing::Test::RecordProperty("n", std::to_string(n));
   ::testing::Test::RecordProperty("input", f.input);
 
   CudaStream stream;
   GuardedInput<T, typename C::Input> input(spec, n, C::kGuardBefore, C::kGuardAfter, stream, shift);
-  const T expected = C::reference(spec);
+  const typename C::Exact exact = C::exact(spec);
+  const T expected = C::expected_of(exact);
   f.expected = C::show(expected);
 
-  DeviceBuffer<T> out(1);
-  T got[3] = {};
-  try {
-    DeviceBuffer<unsigned char> workspace(C::workspace_bytes(n));
+  DeviceShared<T> out(1);
+  DeviceShared<unsigned char> workspace;
+  T got[4] = {};
+  PlantedCopies<C> changed(spec, exact, 1, case_seed(n, 0xc4a9));
+  typename PlantedCopies<C>::Write plant;
+  const bool ran = guarded_calls(f, [&] {
+    workspace = DeviceShared<unsigned char>(workspace_bytes<C>(n));
     workspace.fill_bytes(kPoisonBits & 0xff, stream);
     for (int call = 0; call < 3; ++call) {
       if (call != 1) out.fill_bytes(kPoisonBits & 0xff, stream);
-      C::run(input.data(), n, out.get(), workspace.get(), stream);
-      CUDA_CHECK_LAUNCH();
-      stream.synchronize();
-      if (lab_todo_reached()) throw NotImplemented("a kernel still runs the skeleton's LAB_TODO()");
-      CUDA_CHECK(cudaMemcpy(&got[call], out.get(), sizeof(T), cudaMemcpyDeviceToHost));
+      run_remote({call_of<C>(input.data(), n, out.get(), workspace.get())});
+      got[call] = read_back(out.get());
     }
-  } catch (const NotImplemented& e) {
-    f.hint = hint::kNotImplemented;
-    f.explain = std::string(e.what()) + ": write the fenced region";
-    return report(f);
-  } catch (const CudaError& e) {
-    f.hint = hint::kCudaError;
-    f.explain = e.what();
-    return report(f);
-  }
+    plant = changed.replant(0);
+    CUDA_CHECK(cudaMemcpy(input.data() + plant.at, &plant.value, sizeof(T), cudaMemcpyHostToDevice));
+    out.fill_bytes(kPoisonBits & 0xff, stream);
+    run_remote({call_of<C>(input.data(), n, out.get(), workspace.get())});
+    got[3] = read_back(out.get());
+    const T original = spec.at(plant.at);
+    CUDA_CHECK(cudaMemcpy(input.data() + plant.at, &original, sizeof(T), cudaMemcpyHostToDevice));
+  });
+  if (!ran) return;
 
   if (!C::same(got[0], got[2])) {
     f.got = C::show(got[0]) + ", then " + C::show(got[2]);
@@ -99,6 +137,17 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
                 "result in *out: reset the output inside the call";
     return report(f);
   }
+  if (!C::same(got[3], changed.expected(0))) {
+    f.expected = C::show(changed.expected(0));
+    f.got = C::show(got[3]);
+    f.call = 4;
+    const bool stale = C::same(got[3], expected);
+    f.hint = stale ? hint::kStaleResult : hint::kWrongValue;
+    f.explain = stale ? "after one element of the input changed (same pointer, same size), the "
+                        "call returned the old answer: compute the result on every call"
+                      : "wrong after one element of the input changed between calls";
+    return report(f);
+  }
   if (const std::size_t changed = input.changed(stream); changed != 0) {
     f.hint = hint::kInputModified;
     f.explain = std::to_string(changed) + " input or guard elements were overwritten: the "
@@ -124,25 +173,28 @@ void check_empty() {
   using T = typename C::T;
   ::testing::Test::RecordProperty("n", "0");
   CudaStream stream;
-  DeviceBuffer<T> in(1), out(1);
+  DeviceShared<T> in(1), out(1);
+  DeviceShared<unsigned char> workspace;
   T got{};
-  try {
-    DeviceBuffer<unsigned char> workspace(C::workspace_bytes(0));
+  CaseFailure f;
+  f.input = "empty";
+  f.variant = C::variant();
+  const bool ran = guarded_calls(f, [&] {
+    workspace = DeviceShared<unsigned char>(workspace_bytes<C>(0));
     out.fill_bytes(kPoisonBits & 0xff, stream);
-    C::run(in.get(), 0, out.get(), workspace.get(), stream);
-    CUDA_CHECK_LAUNCH();
-    stream.synchronize();
-    CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
-  } catch (const std::exception& e) {
-    return report({0, "empty", 0, "", "", "", 0,
-                   dynamic_cast<const NotImplemented*>(&e) ? hint::kNotImplemented : hint::kCudaError,
-                   e.what()});
+    run_remote({call_of<C>(in.get(), 0, out.get(), workspace.get())});
+    got = read_back(out.get());
+  });
+  if (!ran) return;
+  if (!C::same(got, C::identity())) {
+    f.expected = C::show(C::identity());
+    f.got = C::show(got);
+    f.call = 1;
+    f.hint = C::same(got, poison_value<T>()) ? hint::kNeverWritten : hint::kWrongIdentity;
+    f.explain = std::string("the contract defines the ") + C::kWhat + " of no elements as " +
+                C::show(C::identity()) + ", its identity";
+    report(f);
   }
-  if (!C::same(got, C::identity()))
-    report({0, "empty", 0, "", C::show(C::identity()), C::show(got), 1,
-            C::same(got, poison_value<T>()) ? hint::kNeverWritten : hint::kWrongIdentity,
-            std::string("the contract defines the ") + C::kWhat + " of no elements as " +
-                C::show(C::identity()) + ", its identity"});
 }
 
 // Sizes drawn log-uniformly from [1, 2^24] with the run's seed (printed first).
@@ -165,36 +217,33 @@ template <class C>
 void check_two_streams() {
   using T = typename C::T;
   constexpr std::size_t kN = (std::size_t{1} << 22) + 3;
-  CudaStream streams[2];
+  CudaStream stream;
   const typename C::Input specs[2] = {C::bandwidth_input(case_seed(1, 2), kN),
                                       C::bandwidth_input(case_seed(3, 4), kN)};
-  DeviceBuffer<T> inputs[2] = {DeviceBuffer<T>(kN), DeviceBuffer<T>(kN)};
-  DeviceBuffer<T> outs[2] = {DeviceBuffer<T>(1), DeviceBuffer<T>(1)};
+  DeviceShared<T> inputs[2] = {DeviceShared<T>(kN), DeviceShared<T>(kN)};
+  DeviceShared<T> outs[2] = {DeviceShared<T>(1), DeviceShared<T>(1)};
+  DeviceShared<unsigned char> workspaces[2];
   ::testing::Test::RecordProperty("n", std::to_string(kN));
-  try {
-    DeviceBuffer<unsigned char> workspaces[2] = {DeviceBuffer<unsigned char>(C::workspace_bytes(kN)),
-                                                 DeviceBuffer<unsigned char>(C::workspace_bytes(kN))};
+  CaseFailure f;
+  f.n = kN;
+  f.input = "random";
+  f.variant = "two streams";
+  const bool ran = guarded_calls(f, [&] {
     for (int s = 0; s < 2; ++s) {
-      generate(inputs[s].get(), kN, specs[s], streams[s]);
-      outs[s].fill_bytes(kPoisonBits & 0xff, streams[s]);
-      workspaces[s].fill_bytes(kPoisonBits & 0xff, streams[s]);
-      streams[s].synchronize();
+      workspaces[s] = DeviceShared<unsigned char>(workspace_bytes<C>(kN));
+      generate(inputs[s].get(), kN, specs[s], stream);
+      outs[s].fill_bytes(kPoisonBits & 0xff, stream);
+      workspaces[s].fill_bytes(kPoisonBits & 0xff, stream);
     }
+    std::vector<Invocation> calls;
     for (int rep = 0; rep < 4; ++rep)
-      for (int s = 0; s < 2; ++s) {
-        C::run(inputs[s].get(), kN, outs[s].get(), workspaces[s].get(), streams[s]);
-        CUDA_CHECK_LAUNCH();
-      }
-    for (int s = 0; s < 2; ++s) streams[s].synchronize();
-    if (lab_todo_reached()) throw NotImplemented("a kernel still runs the skeleton's LAB_TODO()");
-  } catch (const std::exception& e) {
-    return report({kN, "random", 0, "two streams", "", "", 0,
-                   dynamic_cast<const NotImplemented*>(&e) ? hint::kNotImplemented : hint::kCudaError,
-                   e.what()});
-  }
+      for (std::uint32_t s = 0; s < 2; ++s)
+        calls.push_back(call_of<C>(inputs[s].get(), kN, outs[s].get(), workspaces[s].get(), s));
+    run_remote(calls);
+  });
+  if (!ran) return;
   for (int s = 0; s < 2; ++s) {
-    T got{};
-    CUDA_CHECK(cudaMemcpy(&got, outs[s].get(), sizeof got, cudaMemcpyDeviceToHost));
+    const T got = read_back(outs[s].get());
     const T expected = C::reference(specs[s]);
     if (!C::same(got, expected))
       report({kN, "random", specs[s].seed, "stream " + std::to_string(s + 1) + " of 2",

@@ -1,15 +1,21 @@
-// How the generic tests and benchmarks reach each contract. One traits struct
-// per contract; everything else (cases, poisoning, guards, bandwidth) is
-// written once in contract_check.cuh and bandwidth_case.cuh.
+// What the generic tests and benchmarks know about each contract. One traits
+// struct per contract: which function to call (Fn), its inputs, the exact
+// answer, how to compare and explain, how to change one element of a timed
+// input so that no answer can be remembered, and CUB's peer (benchmarks).
+// Everything else (cases, poisoning, guards, bandwidth) is written once in
+// contract_check.cuh and bandwidth_case.cuh; the calls themselves go to the
+// runner (checker) or straight to the code (benchmarks, tests/runner/).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "call_spec.hpp"
 #include "failure_report.hpp"
 #include "float_inputs.hpp"
 #include "float_sum_contract.cuh"
@@ -28,7 +34,9 @@ namespace lab::test {
 inline constexpr std::uint32_t kPoisonBits = 0xA5A5A5A5u;
 
 struct SumTraits {
-  static constexpr bool kCheckBandwidth = true;
+  static constexpr Fn kFn = Fn::kSum;
+  static constexpr std::uint32_t kArg = 0;
+  static constexpr bool kGraded = true;  // its bandwidth is scored
   static const char* variant() { return ""; }
   using T = int;
   using Input = IntInput;
@@ -44,16 +52,20 @@ struct SumTraits {
   }
   static bool allowed(Pattern p, std::size_t n) { return int_pattern_allowed(p, n); }
   static T identity() { return 0; }
-  static T reference(const Input& in) {
-    const std::int64_t exact = reference_sum(in);
+  using Exact = std::int64_t;
+  static Exact exact(const Input& in) { return reference_sum(in); }
+  static T expected_of(Exact exact) {
     if (exact < INT32_MIN || exact > INT32_MAX)
       throw std::logic_error("test bug: the input's sum overflows int");
     return static_cast<T>(exact);
   }
-  static std::size_t workspace_bytes(std::size_t n) { return sum_workspace_bytes(n); }
-  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
-    reduce_sum(in, n, out, ws, s);
+  static T reference(const Input& in) { return expected_of(exact(in)); }
+  // One element of a timed input replaced by a value in the input's own range
+  // (so no partial sum can overflow).
+  static T plant(std::mt19937_64& rng, const Input& in, T) {
+    return int_value_in_bounds(in.n, rng());
   }
+  static Exact replaced(Exact base, T original, T planted) { return base - original + planted; }
   // The peer: CUB's DeviceReduce for the same contract (temp: cub_bytes(n)).
   static std::size_t cub_bytes(std::size_t n) {
     std::size_t bytes = 0;
@@ -94,7 +106,9 @@ struct SumTraits {
 };
 
 struct MaxTraits {
-  static constexpr bool kCheckBandwidth = true;
+  static constexpr Fn kFn = Fn::kMax;
+  static constexpr std::uint32_t kArg = 0;
+  static constexpr bool kGraded = true;
   static const char* variant() { return ""; }
   using T = float;
   using Input = FloatInput;
@@ -115,11 +129,16 @@ struct MaxTraits {
   }
   static bool allowed(Pattern, std::size_t) { return true; }
   static T identity() { return -INFINITY; }
+  using Exact = float;
+  static Exact exact(const Input& in) { return reference_max(in); }
+  static T expected_of(Exact exact) { return exact; }
   static T reference(const Input& in) { return reference_max(in); }
-  static std::size_t workspace_bytes(std::size_t n) { return max_workspace_bytes(n); }
-  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
-    reduce_max(in, n, out, ws, s);
+  // A new maximum at a random place: 2048 + k/64 (exact in float) is above
+  // every random input (below 1024).
+  static T plant(std::mt19937_64& rng, const Input&, T) {
+    return 2048.0f + static_cast<float>(rng() % (1u << 17)) / 64.0f;
   }
+  static Exact replaced(Exact, T, T planted) { return planted; }
   static std::size_t cub_bytes(std::size_t n) {
     std::size_t bytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, static_cast<const T*>(nullptr),
@@ -174,7 +193,9 @@ struct MaxTraits {
 // the compensated method; the others' bandwidth is recorded beside it.
 template <FloatSumMethod M>
 struct FloatSumTraits {
-  static constexpr bool kCheckBandwidth = M == FloatSumMethod::kKahan;
+  static constexpr Fn kFn = Fn::kFloatSum;
+  static constexpr std::uint32_t kArg = static_cast<std::uint32_t>(M);
+  static constexpr bool kGraded = M == FloatSumMethod::kKahan;
   static const char* variant() { return M == FloatSumMethod::kKahan ? "" : method_name(M); }
   using T = float;
   using Input = SumInput;
@@ -190,12 +211,18 @@ struct FloatSumTraits {
   }
   static bool allowed(Pattern, std::size_t) { return true; }
   static T identity() { return 0.0f; }
-  static T reference(const Input& in) {
-    return static_cast<float>(fixed_to_double(exact_sum_fixed(in)));
+  using Exact = __int128;
+  static Exact exact(const Input& in) { return exact_sum_fixed(in); }
+  static T expected_of(Exact exact) { return static_cast<float>(fixed_to_double(exact)); }
+  static T reference(const Input& in) { return expected_of(exact(in)); }
+  // A value in [2^23, 2^24) of the sign opposite to the one it replaces: the
+  // sum moves by at least 2^23, far beyond any method's tolerance, and stays
+  // exact in the reference's fixed point (every value below 2^24).
+  static T plant(std::mt19937_64& rng, const Input&, T before) {
+    return float_from_parts(!(before < 0), 23, static_cast<std::uint32_t>(rng()));
   }
-  static std::size_t workspace_bytes(std::size_t n) { return float_sum_workspace_bytes(n); }
-  static void run(const T* in, std::size_t n, T* out, void* ws, cudaStream_t s) {
-    reduce_sum_float(in, n, out, ws, M, s);
+  static Exact replaced(Exact base, T original, T planted) {
+    return base - to_fixed(original) + to_fixed(planted);
   }
   // Small integers come out exact; on hard inputs a result may differ from
   // the correctly rounded sum by rounding, more for the plain float methods.

@@ -10,6 +10,8 @@
 namespace lab::test {
 
 // Stable names the grader turns into hints; tests pick the most specific.
+// RunnerError adds its own: crashed, timed_out, cuda_error, exception,
+// output_limit, runner_error, not_run (runner_link.hpp).
 namespace hint {
 inline constexpr const char* kNotImplemented = "not_implemented";
 inline constexpr const char* kNeverWritten = "never_written";
@@ -23,6 +25,10 @@ inline constexpr const char* kWrongValue = "wrong_value";
 inline constexpr const char* kWrongIdentity = "wrong_identity";
 inline constexpr const char* kSharedState = "shared_state";
 inline constexpr const char* kInaccurate = "inaccurate";
+inline constexpr const char* kStaleResult = "stale_result";
+// The checker's own failure (its CUDA context, its memory): the grader's
+// fault, never scored as the student's.
+inline constexpr const char* kCheckerError = "checker_error";
 }  // namespace hint
 
 struct CaseFailure {

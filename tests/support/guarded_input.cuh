@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "device_buffer.cuh"
+#include "device_shared.cuh"
 #include "generate.cuh"
 
 namespace lab::test {
@@ -40,7 +40,7 @@ class GuardedInput {
   std::size_t n_;
   std::size_t lead_;
   ConstantInput<T> before_, after_;
-  DeviceBuffer<T> storage_;
+  DeviceShared<T> storage_;  // the runner reads it, the checker checks it
 };
 
 }  // namespace lab::test

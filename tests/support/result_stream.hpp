@@ -1,8 +1,9 @@
-// Streams each test's result as one JSON line while the binary runs
-// ($LAB_RESULT_STREAM names the file). gtest writes its JSON report only at
-// exit; a kernel that crashes the process or hangs until a timeout would take
-// every earlier result with it. With the stream the grader keeps them, knows
-// which test was running, and resumes after it.
+// Streams each test's result as one JSON line while the checker runs, to a
+// file descriptor the grader passes (--result-fd): an unlinked file only the
+// grader and the checker hold, which the runner (a separate process, which
+// gets none of the checker's descriptors) cannot name, open or write. If the
+// checker is killed (a timeout of the whole lab), every finished result is
+// still there.
 #pragma once
 
 #include <functional>
@@ -11,11 +12,17 @@
 namespace lab::test {
 
 // Called after each test; a non-empty answer ends the process (exit code 3)
-// once the result is written, e.g. when the CUDA context is lost and every
-// later test would fail for that reason alone.
+// once the result is written: the checker's own CUDA context is lost, a fault
+// of the machine (the lab's code runs in another process, with its own context).
 using AfterTestCheck = std::function<std::string()>;
 
-// Installs the listener if $LAB_RESULT_STREAM is set; the check runs either way.
-void install_result_stream(AfterTestCheck check);
+// Installs the listener; fd < 0 writes nothing (the check runs either way).
+void install_result_stream(int fd, AfterTestCheck check);
+
+// One line of its own, e.g. the run's seed (written before the first test).
+void write_stream_event(const std::string& json_object);
+
+// A JSON string literal for s (quotes and escapes included).
+std::string json_string(const std::string& s);
 
 }  // namespace lab::test

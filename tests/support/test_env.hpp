@@ -1,11 +1,10 @@
-// What every test binary knows about its run: which lab and implementation it
-// tests, the seed, the lab's metadata, and whether performance checks are on.
+// What every checker knows about its run: which lab and implementation it
+// tests, the seed, whether performance checks are on, and the copy ceiling.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
-
-#include "lab_meta.h"  // generated from grader/labs.toml
 
 namespace lab::test {
 
@@ -17,10 +16,7 @@ struct Identity {
 void set_identity(Identity id);
 const Identity& identity();
 
-// The lab's row of grader/labs.toml; aborts if the lab is not listed there.
-const LabMeta& meta();
-
-// Base seed of this run: --seed=N, else $LAB_SEED, else random. main() prints it.
+// Base seed of this run: the grader passes --seed=N and records it; else random.
 std::uint64_t base_seed();
 void set_base_seed(std::uint64_t seed);
 
@@ -30,6 +26,12 @@ std::uint64_t case_seed(std::uint64_t a, std::uint64_t b = 0);
 // Performance tests skip when LAB_SKIP_PERF is set to anything but "0" or "":
 // CI and the repository's own test command set it, since timings there mean nothing.
 bool perf_disabled();
+
+// The copy ceiling the bandwidth tests divide by: the value the grader
+// measured before any student's code ran (--ceiling-gbps), or else measured
+// here once, after the runner and everything it started has been stopped.
+void set_given_ceiling_gbps(double gbps);
+double ceiling_gbps(const std::function<double()>& measure);
 
 std::string hex(std::uint64_t v);
 

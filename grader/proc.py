@@ -1,0 +1,89 @@
+"""The one way the grader runs a program: in a process group of its own, with
+a timeout that kills the whole group (not only the parent: nvcc's and ninja's
+children, a checker's runner), its output in a file with a cap, and a clean
+record of how it ended."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Finished:
+    code: int | None          # exit code; negative: killed by that signal; None: timed out
+    timed_out: bool
+    over_limit: bool          # wrote more output than allowed, and was killed for it
+    output: str               # the output's tail (stdout and stderr together)
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0 and not self.timed_out and not self.over_limit
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.seconds:.0f} s"
+        if self.over_limit:
+            return "stopped: too much output"
+        if self.code is not None and self.code < 0:
+            try:
+                return f"killed by signal {signal.Signals(-self.code).name}"
+            except ValueError:
+                return f"killed by signal {-self.code}"
+        return f"exit code {self.code}"
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
+        cwd: str | os.PathLike | None = None, output_limit: int = 64 << 20,
+        tail: int = 20000, pass_fds: tuple[int, ...] = (), log: Path | None = None,
+        stdin_text: str | None = None) -> Finished:
+    """Runs args to the end, or kills its process group at `timeout` seconds
+    or once it has written more than `output_limit` bytes. Output goes to
+    `log` (kept) or to a temporary file (removed); the last `tail` bytes are
+    returned."""
+    started = time.monotonic()
+    with (open(log, "w+b") if log else tempfile.TemporaryFile()) as out:
+        proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE if stdin_text is not None else
+                                subprocess.DEVNULL,
+                                start_new_session=True, pass_fds=pass_fds)
+        if stdin_text is not None:
+            try:
+                proc.stdin.write(stdin_text.encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        deadline = started + timeout
+        timed_out = over = False
+        while True:
+            try:
+                proc.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            timed_out = time.monotonic() > deadline
+            over = os.fstat(out.fileno()).st_size > output_limit
+            if timed_out or over:
+                kill_group(proc.pid)
+                proc.wait()
+                break
+        # The group may hold stragglers even after a clean exit (a daemonised
+        # child): nothing the program started outlives it.
+        kill_group(proc.pid)
+        size = out.seek(0, os.SEEK_END)
+        out.seek(max(0, size - tail))
+        text = out.read().decode(errors="replace")
+    return Finished(None if timed_out else proc.returncode, timed_out, over, text,
+                    time.monotonic() - started)

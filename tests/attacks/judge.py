@@ -1,0 +1,50 @@
+"""What each attack of attacks.toml must get, checked against a batch's
+results: used by grader/tests/test_attacks.py (CI, lab 01) and run_attacks.py
+(a GPU lab on a GPU machine)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+
+def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
+    """Problems with one attack's graded result (empty: graded as it should be)."""
+    lab = result.labs[0]
+    name = attack["name"]
+    if policy and attack["policy"] == "yes":
+        return [] if lab.status == "policy" and lab.points == 0 else \
+            [f"{name}: expected a policy violation, got {lab.status} {lab.points:g}"]
+    if policy and attack["policy"] == "if_builds":
+        return [] if lab.status in ("policy", "build_failed") and lab.points == 0 else \
+            [f"{name}: expected a policy violation or no build, got {lab.status}"]
+    problems = []
+    if attack["expect"] == "zero" and lab.points != 0:
+        problems.append(f"{name}: expected 0 points, got {lab.points:g} ({lab.status})")
+    if attack["expect"] == "correct" and not (
+            lab.status == "graded" and lab.points_correctness == lab.max_correctness):
+        why = lab.first_failure.describe() if lab.first_failure else lab.reason
+        problems.append(f"{name}: expected every correctness point, got "
+                        f"{lab.points_correctness:g} ({lab.status}: {why})")
+    for check in attack.get("check", []):
+        if check == "note":
+            notes = " ".join(lab.notes + result.notes + [lab.reason])
+            if attack["note"] not in notes:
+                problems.append(f"{name}: no note about {attack['note']!r}: {notes[:300]}")
+        elif check == "ceiling_unmoved":
+            side = "gpu" if not lab.lab.startswith("01_") else "cpu"
+            before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side]["before"]
+            if lab.ceiling_gbps is None or abs(lab.ceiling_gbps - before) > 1e-3 * before:
+                problems.append(f"{name}: ceiling {lab.ceiling_gbps} is not the batch's {before}")
+    return problems
+
+
+def judge_files(out: Path) -> list[str]:
+    """Every gradebook row carries the digest of the result.json beside it."""
+    problems = []
+    for row in (out / "gradebook.csv").read_text().splitlines()[1:]:
+        student, digest = row.split(",")[0], row.rsplit(",", 1)[1]
+        text = (out / "students" / student / "result.json").read_bytes()
+        if hashlib.sha256(text).hexdigest()[:16] != digest:
+            problems.append(f"{student}: result.json does not match its gradebook row")
+    return problems

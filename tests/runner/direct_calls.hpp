@@ -1,0 +1,25 @@
+// Calling a lab's contract functions in this process, by Fn: what the runner
+// does for each request, and what the benchmarks do with the reference
+// solutions. Compiled once per contract kind, with the functions that kind
+// has (LAB_HAS_CPU_SUM, LAB_HAS_SUM, LAB_HAS_MAX, LAB_HAS_FLOAT_SUM); a call to
+// another function throws std::invalid_argument.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "call_spec.hpp"
+
+namespace lab::test::direct {
+
+// Workspace bytes the lab's code asks for (0 for lab 01's functions).
+std::size_t workspace_bytes(Fn fn, std::uint32_t arg, std::size_t n);
+
+// One call. GPU functions are queued on `stream` (a cudaStream_t) and return
+// at once; lab 01's functions run to the end and store their result in *out.
+void invoke(const Invocation& c, void* stream);
+
+// GPU kinds: true once a kernel still containing the skeleton's LAB_TODO() ran.
+bool todo_reached();
+
+}  // namespace lab::test::direct

@@ -1,0 +1,27 @@
+// What differs between a GPU runner and lab 01's CPU-only runner: device
+// memory imported from the checker's pool, streams, and what "finished" means.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lab::runner {
+
+// Creates the CUDA context (GPU) so that the first timed call does not pay for it.
+void prepare();
+
+// The checker's device memory pool (a file descriptor from cudaMemPoolExportToShareableHandle).
+void import_pool(int fd);
+// One allocation of that pool, from its 64-byte export data; and its release.
+void* import_device(const unsigned char* export_data);
+void release_device(void* pointer);
+
+// The stream a call with this index runs on (nullptr for lab 01).
+void* stream(std::uint32_t index);
+
+// After a batch of calls: waits for them. Returns "" when all went well,
+// else why not; *todo is set when a LAB_TODO() ran, *lost when the CUDA
+// context is gone (the runner must exit after replying).
+std::string finish(bool* todo, bool* lost);
+
+}  // namespace lab::runner

@@ -1,0 +1,171 @@
+// main() of a checker: the trusted half of every lab's tests. It links no
+// lab code; the lab's code runs in a runner process (runner_link.hpp) that
+// the checker starts, feeds and judges. Compiled once per contract kind with
+//   LAB_NEEDS_GPU  1 for the GPU contracts
+//
+// usage: checker-<kind> --lab=ID --runner=PATH [--runner-prefix=ARG]... [--impl=NAME]
+//            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
+//            [--seed=N] [--result-fd=N] [--ceiling-gbps=X] [gtest flags]
+//        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
+//
+// --runner-prefix arguments (a sandbox, a PID namespace) come before the
+// runner's path in its command line, in order. The seed is printed first, so
+// any failure can be replayed with --seed=N.
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "bench.hpp"
+#include "result_stream.hpp"
+#include "runner_link.hpp"
+#include "test_env.hpp"
+#if LAB_NEEDS_GPU
+#include "bench_device.hpp"
+#include "cuda_health.hpp"
+#include "cuda_stream.cuh"
+#include "device_info.hpp"
+#endif
+
+namespace {
+
+struct Args {
+  std::string lab, impl = "labs", runner, user, workdir;
+  std::vector<std::string> prefix;
+  double call_timeout = 30.0, ceiling = 0.0;
+  bool seeded = false, measure_ceiling = false;
+  std::uint64_t seed = 0;
+  int result_fd = -1;
+  std::size_t output_cap = 8u << 20;
+};
+
+bool take(const char* arg, const char* flag, std::string* value) {
+  const std::size_t n = std::strlen(flag);
+  if (std::strncmp(arg, flag, n) != 0 || arg[n] != '=') return false;
+  *value = arg + n + 1;
+  return true;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    if (take(argv[i], "--lab", &a.lab) || take(argv[i], "--impl", &a.impl) ||
+        take(argv[i], "--runner", &a.runner) || take(argv[i], "--runner-user", &a.user) ||
+        take(argv[i], "--runner-workdir", &a.workdir)) {
+    } else if (take(argv[i], "--runner-prefix", &v)) {
+      a.prefix.push_back(v);
+    } else if (take(argv[i], "--seed", &v)) {
+      a.seed = std::strtoull(v.c_str(), nullptr, 0);
+      a.seeded = true;
+    } else if (take(argv[i], "--result-fd", &v)) {
+      a.result_fd = std::atoi(v.c_str());
+    } else if (take(argv[i], "--call-timeout", &v)) {
+      a.call_timeout = std::atof(v.c_str());
+    } else if (take(argv[i], "--ceiling-gbps", &v)) {
+      a.ceiling = std::atof(v.c_str());
+    } else if (take(argv[i], "--output-cap", &v)) {
+      a.output_cap = static_cast<std::size_t>(std::strtoull(v.c_str(), nullptr, 0));
+    } else if (std::strcmp(argv[i], "--measure-ceiling") == 0) {
+      a.measure_ceiling = true;
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+// The ceiling alone, before any lab code runs: what `batch` measures once per
+// GPU before the first student and after the last.
+int measure_ceiling() {
+#if LAB_NEEDS_GPU
+  const lab::DeviceInfo info = lab::query_device();
+  lab::CudaStream stream;
+  const double gbps = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
+  std::printf("{\"ceiling_gbps\": %.1f, \"theoretical_gbps\": %.1f, \"device\": %s}\n", gbps,
+              info.theoretical_gbps(), lab::test::json_string(info.name).c_str());
+#else
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  lab::BenchConfig config;
+  config.samples = 5;
+  const double gbps = lab::host_copy_ceiling_gbps(std::size_t{1} << 28, hw, config);
+  std::printf("{\"ceiling_gbps\": %.1f, \"theoretical_gbps\": 0, \"device\": \"host CPU\", "
+              "\"host_threads\": %u}\n", gbps, hw);
+#endif
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // No process of the same user may ptrace this one or open /proc/PID/mem.
+  prctl(PR_SET_DUMPABLE, 0);
+  // Whatever the runner leaves behind is re-parented here, to be killed.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::testing::InitGoogleTest(&argc, argv);  // leaves our own flags in argv
+  const Args args = parse(argc, argv);
+  if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();  // needs no GPU and no runner
+#if LAB_NEEDS_GPU
+  std::string why;
+  if (!lab::cuda_device_available(&why)) {
+    std::printf("SKIP %s (%s): %s; this lab's tests need an NVIDIA GPU\n", args.lab.c_str(),
+                args.impl.c_str(), why.c_str());
+    return 77;  // The GNU "skipped" exit code: meson reports SKIP.
+  }
+#endif
+  if (args.measure_ceiling) return measure_ceiling();
+  if (args.lab.empty() || args.runner.empty()) {
+    std::fprintf(stderr, "usage: %s --lab=ID --runner=PATH [options]; see checker_main.cpp\n",
+                 argv[0]);
+    return 2;
+  }
+  lab::test::set_identity({args.lab, args.impl});
+  lab::test::set_base_seed(args.seeded ? args.seed : random_seed());
+  if (args.ceiling > 0) lab::test::set_given_ceiling_gbps(args.ceiling);
+  const auto seed = static_cast<unsigned long long>(lab::test::base_seed());
+  std::printf("[lab %s, %s] seed %llu (replay: --seed=%llu)\n", args.lab.c_str(),
+              args.impl.c_str(), seed, seed);
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  ::testing::Test::RecordProperty("lab", args.lab);
+  ::testing::Test::RecordProperty("impl", args.impl);
+
+  lab::test::RunnerOptions options;
+  options.command = args.prefix;
+  options.command.push_back(args.runner);
+  options.workdir = args.workdir;
+  options.user = args.user;
+  options.call_timeout_s = args.call_timeout;
+  options.output_cap = args.output_cap;
+  lab::test::RunnerLink::configure(options);
+
+#if LAB_NEEDS_GPU
+  lab::test::install_result_stream(args.result_fd, [] {
+    const std::string lost = lab::test::lost_cuda_context();
+    return lost.empty() ? lost : "the checker's own CUDA context failed (a fault of the machine, "
+                                 "not of the lab's code): " + lost;
+  });
+#else
+  lab::test::install_result_stream(args.result_fd, nullptr);
+#endif
+  lab::test::write_stream_event("{\"event\":\"run\",\"seed\":\"" + std::to_string(seed) +
+                                "\",\"lab\":" + lab::test::json_string(args.lab) +
+                                ",\"impl\":" + lab::test::json_string(args.impl) + "}");
+  const int rc = RUN_ALL_TESTS();
+  lab::test::RunnerLink::get().stop();
+  const std::string exit = lab::test::RunnerLink::get().last_exit_json();
+  if (!exit.empty()) lab::test::write_stream_event("{\"event\":\"runner_exit\",\"how\":" + exit + "}");
+  return rc;
+}

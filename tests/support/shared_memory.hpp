@@ -1,0 +1,51 @@
+// Memory the checker owns and lends to its runner: host memory (a memfd that
+// both processes map) for lab 01, device memory from a CUDA memory pool that
+// the runner imports (cudaMemPoolExportToShareableHandle) for the GPU labs.
+// The checker generates inputs, poisons outputs and reads results here with
+// its own code; the runner only gets to run the lab's functions on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "wire.hpp"
+
+namespace lab::test {
+
+struct Arena {
+  std::uint32_t id = 0;
+  wire::Memory memory = wire::Memory::kHost;
+  void* base = nullptr;  // the checker's own mapping
+  std::size_t bytes = 0;
+  int fd = -1;  // host: the memfd, kept to give a restarted runner
+  unsigned char export_data[64] = {};  // device: cudaMemPoolPtrExportData
+};
+
+Arena* create_arena(wire::Memory memory, std::size_t bytes);
+void release_arena(Arena* arena);
+
+// Every live arena, oldest first: a new runner is given each of them.
+std::vector<const Arena*> live_arenas();
+
+// Where p lies: its arena and offset (p may point one past the end). Throws
+// std::logic_error for memory that is not shared: a test bug.
+wire::Ref to_ref(const void* p);
+
+// The runner link listens: it maps an arena into the runner when it is made
+// and unmaps it there before it is freed.
+struct ArenaListener {
+  std::function<void(const Arena&)> created;
+  std::function<void(const Arena&)> released;
+};
+void set_arena_listener(ArenaListener listener);
+
+// Device memory (shared_memory_device.cu in GPU checkers; lab 01's checker
+// has none and says so).
+void* device_allocate(std::size_t bytes, unsigned char* export_data);
+void device_free(void* pointer);
+// The pool's file descriptor for a runner (-1 before the first device arena).
+int device_pool_fd();
+
+}  // namespace lab::test
