@@ -126,6 +126,9 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
     bad = False
     if "labs" in parts or "bench" in parts:
         evidence["labs"] = {}
+    # Saved as it grows: a run cut short by a time limit still leaves its evidence.
+    evidence["_save"] = lambda: (out_dir / "gpucheck.json").write_text(
+        json.dumps({k: v for k, v in evidence.items() if k != "_save"}, indent=2) + "\n")
     if "labs" in parts:
         bad |= _labs(course, build_dir, evidence)
     if "bench" in parts:
@@ -151,6 +154,7 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
             evidence[part] = script(out_dir, arch)
             bad |= evidence[part]["exit_code"] != 0
     evidence["seconds"] = round(time.time() - started, 1)
+    evidence.pop("_save")()
     (out_dir / "gpucheck.json").write_text(json.dumps(evidence, indent=2) + "\n")
     print(summary_table(evidence))
     return 1 if bad else 0
@@ -183,6 +187,7 @@ def _labs(course: labmeta.Course, build_dir: Path, evidence: dict) -> bool:
         sol = entry["solutions"]["score"]
         bad |= entry["solutions"]["run"]["status"] != "completed" or bool(sol["tests_failed"])
         bad |= entry["labs"]["score"]["points"] != 0
+        evidence["_save"]()
     for impl in ("labs", "solutions"):
         report = grade.GradeReport(commit=evidence["machine"]["commit"], date="", impl=impl,
                                    labs=[LabResult.from_dict(e[impl]["score"])
@@ -206,6 +211,7 @@ def _bench(course: labmeta.Course, build_dir: Path, out_dir: Path, evidence: dic
                     next(iter(benches.values()), {}))
         entry["anchors"] = anchor_check(main, lab.anchor_gbps)
         entry["vs_cub"] = {name: cub_check(b) for name, b in benches.items()}
+        evidence["_save"]()
         bad |= not entry["anchors"]["meets_90_percent_at_2^26_and_2^28"]
         bad |= lab.beats_cub and not all(
             v["at_or_above_cub_at_every_size"] for name, v in entry["vs_cub"].items()
