@@ -52,6 +52,10 @@ void* stream(std::uint32_t index) {
   return g_streams[index];
 }
 
+bool is_cuda_error(const std::exception& e) {
+  return dynamic_cast<const lab::CudaError*>(&e) != nullptr;
+}
+
 std::string finish(bool* todo, bool* lost) {
   *todo = *lost = false;
   std::string why;

@@ -10,6 +10,8 @@ void import_pool(int) { throw std::invalid_argument("this runner has no GPU"); }
 void* import_device(const unsigned char*) { throw std::invalid_argument("this runner has no GPU"); }
 void release_device(void*) {}
 void* stream(std::uint32_t) { return nullptr; }
+bool is_cuda_error(const std::exception&) { return false; }
+
 std::string finish(bool* todo, bool* lost) {
   *todo = *lost = false;
   return {};

@@ -16,9 +16,6 @@
 #include <stdexcept>
 #include <string>
 
-#if LAB_RUNNER_GPU
-#include "cuda_check.cuh"
-#endif
 #include "direct_calls.hpp"
 #include "not_implemented.hpp"
 #include "runner_platform.hpp"
@@ -160,11 +157,6 @@ int main() {
     } catch (const lab::NotImplemented& e) {
       reply.status = Status::kNotImplemented;
       lab::wire::set_message(&reply, e.what());
-#if LAB_RUNNER_GPU
-    } catch (const lab::CudaError& e) {
-      reply.status = Status::kCudaError;
-      lab::wire::set_message(&reply, e.what());
-#endif
     } catch (const std::invalid_argument& e) {
       reply.status = Status::kBadRequest;
       lab::wire::set_message(&reply, e.what());
@@ -172,8 +164,10 @@ int main() {
       reply.status = Status::kException;
       lab::wire::set_message(&reply, "std::bad_alloc: out of memory");
     } catch (const std::exception& e) {
-      reply.status = Status::kException;
-      lab::wire::set_message(&reply, std::string("exception: ") + e.what());
+      const bool cuda = lab::runner::is_cuda_error(e);
+      reply.status = cuda ? Status::kCudaError : Status::kException;
+      lab::wire::set_message(&reply, cuda ? std::string(e.what())
+                                          : std::string("exception: ") + e.what());
     } catch (...) {
       reply.status = Status::kException;
       lab::wire::set_message(&reply, "an exception that is not a std::exception");

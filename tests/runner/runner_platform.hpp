@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 namespace lab::runner {
@@ -23,5 +24,8 @@ void* stream(std::uint32_t index);
 // else why not; *todo is set when a LAB_TODO() ran, *lost when the CUDA
 // context is gone (the runner must exit after replying).
 std::string finish(bool* todo, bool* lost);
+
+// A lab::CudaError (CUDA_CHECK in the lab's code), reported as a CUDA error.
+bool is_cuda_error(const std::exception& e);
 
 }  // namespace lab::runner

@@ -22,14 +22,12 @@
 #include <string>
 #include <thread>
 
-#include "bench.hpp"
+#include "measure_ceiling.hpp"
 #include "result_stream.hpp"
 #include "runner_link.hpp"
 #include "test_env.hpp"
 #if LAB_NEEDS_GPU
-#include "bench_device.hpp"
 #include "cuda_health.hpp"
-#include "cuda_stream.cuh"
 #include "device_info.hpp"
 #endif
 
@@ -87,26 +85,6 @@ std::uint64_t random_seed() {
   return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
-// The ceiling alone, before any lab code runs: what `batch` measures once per
-// GPU before the first student and after the last.
-int measure_ceiling() {
-#if LAB_NEEDS_GPU
-  const lab::DeviceInfo info = lab::query_device();
-  lab::CudaStream stream;
-  const double gbps = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
-  std::printf("{\"ceiling_gbps\": %.1f, \"theoretical_gbps\": %.1f, \"device\": %s}\n", gbps,
-              info.theoretical_gbps(), lab::test::json_string(info.name).c_str());
-#else
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  lab::BenchConfig config;
-  config.samples = 5;
-  const double gbps = lab::host_copy_ceiling_gbps(std::size_t{1} << 28, hw, config);
-  std::printf("{\"ceiling_gbps\": %.1f, \"theoretical_gbps\": 0, \"device\": \"host CPU\", "
-              "\"host_threads\": %u}\n", gbps, hw);
-#endif
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,7 +103,10 @@ int main(int argc, char** argv) {
     return 77;  // The GNU "skipped" exit code: meson reports SKIP.
   }
 #endif
-  if (args.measure_ceiling) return measure_ceiling();
+  if (args.measure_ceiling) {
+    std::printf("%s\n", lab::test::measure_ceiling_json().c_str());
+    return 0;
+  }
   if (args.lab.empty() || args.runner.empty()) {
     std::fprintf(stderr, "usage: %s --lab=ID --runner=PATH [options]; see checker_main.cpp\n",
                  argv[0]);
