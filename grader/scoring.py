@@ -202,8 +202,9 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
     implausible = [f for f in graded if f["implausible"]]
     if implausible:
         r.notes.append(
-            "a bandwidth above what this machine can read (over 1.10 of the copy ceiling, or "
-            "over the memory's theoretical peak) cannot come from reading the whole input: "
-            "performance is not scored; the instructor will look at it")
+            "a bandwidth above what this machine can read (over 1.10 of the GPU's copy "
+            "ceiling or its memory's theoretical peak; over 2 of the host's copy for lab 01) "
+            "cannot come from reading the whole input: performance is not scored; the "
+            "instructor will look at it")
         return 0.0
     return performance_points(lab, r.fraction)

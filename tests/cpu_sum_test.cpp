@@ -308,6 +308,7 @@ TEST(CpuSumBandwidth, FractionOfCopyCeiling) {
     b.result = result;
     b.device = "host CPU";
     b.graded = v.fn == Fn::kCpuThreads;
+    b.implausible_above = 2.0;
     record_bandwidth(b);
   }
 }

@@ -17,7 +17,7 @@ void record_bandwidth(const BandwidthFigures& b) {
   const std::string p = b.variant.empty() ? "" : b.variant + "_";
   const double gbps = b.result.gbps();
   const double fraction = b.ceiling_gbps > 0 ? gbps / b.ceiling_gbps : 0.0;
-  const bool implausible = fraction > kImplausibleFraction ||
+  const bool implausible = fraction > b.implausible_above ||
                            (b.theoretical_gbps > 0 && gbps > 1.02 * b.theoretical_gbps);
   ::testing::Test::RecordProperty(p + "n", std::to_string(b.n));
   ::testing::Test::RecordProperty(p + "gbps", num(gbps));

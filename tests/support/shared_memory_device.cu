@@ -12,6 +12,10 @@
 namespace lab::test {
 namespace {
 
+int g_pool_fd = -1;
+
+// The pool, exported at once: an allocation can be exported only from a pool
+// that already is (cudaMemPoolExportPointer says "invalid argument" otherwise).
 cudaMemPool_t pool() {
   static cudaMemPool_t p = [] {
     int device = 0;
@@ -23,15 +27,22 @@ cudaMemPool_t pool() {
     props.location.id = device;
     cudaMemPool_t made = nullptr;
     CUDA_CHECK(cudaMemPoolCreate(&made, &props));
+    CUDA_CHECK(cudaMemPoolExportToShareableHandle(&g_pool_fd, made,
+                                                  cudaMemHandleTypePosixFileDescriptor, 0));
     return made;
   }();
   return p;
 }
 
+// Pool memory is mapped in 2 MiB pieces; a whole piece per allocation keeps
+// every exported allocation its own (no neighbour shares its mapping).
+constexpr std::size_t kGranule = std::size_t{2} << 20;
+
 }  // namespace
 
 void* device_allocate(std::size_t bytes, unsigned char* export_data) {
   void* p = nullptr;
+  bytes = (bytes + kGranule - 1) / kGranule * kGranule;
   CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool(), nullptr));
   // The runner must not touch it before the allocation is complete.
   CUDA_CHECK(cudaStreamSynchronize(nullptr));
@@ -50,13 +61,8 @@ void device_free(void* pointer) {
 }
 
 int device_pool_fd() {
-  static int fd = [] {
-    int exported = -1;
-    CUDA_CHECK(cudaMemPoolExportToShareableHandle(&exported, pool(),
-                                                  cudaMemHandleTypePosixFileDescriptor, 0));
-    return exported;
-  }();
-  return fd;
+  pool();
+  return g_pool_fd;
 }
 
 }  // namespace lab::test
