@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -11,10 +12,12 @@
 #include "cuda_health.hpp"
 #include "direct_calls.hpp"
 #include "runner_platform.hpp"
+#include "vmm.hpp"
 
 namespace lab::runner {
 namespace {
 cudaMemPool_t g_pool = nullptr;
+std::map<void*, vmm::Mapping> g_imports;
 cudaStream_t g_streams[2] = {nullptr, nullptr};
 bool g_used[2] = {false, false};
 }  // namespace
@@ -30,18 +33,18 @@ void import_pool(int fd) {
       cudaMemHandleTypePosixFileDescriptor, 0));
 }
 
-void* import_device(const unsigned char* export_data) {
-  if (g_pool == nullptr) throw std::invalid_argument("no memory pool was imported");
-  cudaMemPoolPtrExportData data;
-  std::memcpy(&data, export_data, sizeof data);
-  void* pointer = nullptr;
-  CUDA_CHECK(cudaMemPoolImportPointer(&pointer, g_pool, &data));
-  return pointer;
+void* import_device(int fd, std::uint64_t bytes) {
+  const vmm::Mapping m = vmm::import(fd, static_cast<std::size_t>(bytes));
+  g_imports[m.pointer] = m;
+  return m.pointer;
 }
 
 void release_device(void* pointer) {
-  // Imported memory is freed here before the checker frees it (the CUDA rule).
-  CUDA_CHECK(cudaFree(pointer));
+  // Unmapped here before the checker frees it.
+  const auto it = g_imports.find(pointer);
+  if (it == g_imports.end()) return;
+  vmm::release(it->second);
+  g_imports.erase(it);
 }
 
 void* stream(std::uint32_t index) {

@@ -53,7 +53,9 @@ void map(const Request& q, int fd, Reply* r) {
     close(fd);
     if (m.base == MAP_FAILED) throw std::runtime_error("mmap of shared memory failed");
   } else {
-    m.base = lab::runner::import_device(q.export_data);
+    if (fd < 0) throw std::invalid_argument("a device mapping needs a file descriptor");
+    m.base = lab::runner::import_device(fd, q.bytes);
+    close(fd);
   }
   g_mappings[q.arena] = m;
   r->value = q.arena;

@@ -11,10 +11,11 @@ namespace lab::runner {
 // Creates the CUDA context (GPU) so that the first timed call does not pay for it.
 void prepare();
 
-// The checker's device memory pool (a file descriptor from cudaMemPoolExportToShareableHandle).
+// The checker's device memory pool, where it uses one (kMapPool).
 void import_pool(int fd);
-// One allocation of that pool, from its 64-byte export data; and its release.
-void* import_device(const unsigned char* export_data);
+// One device allocation of the checker's, from its file descriptor (vmm.hpp),
+// `bytes` long; and its release.
+void* import_device(int fd, std::uint64_t bytes);
 void release_device(void* pointer);
 
 // The stream a call with this index runs on (nullptr for lab 01).

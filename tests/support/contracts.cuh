@@ -133,12 +133,17 @@ struct MaxTraits {
   static Exact exact(const Input& in) { return reference_max(in); }
   static T expected_of(Exact exact) { return exact; }
   static T reference(const Input& in) { return reference_max(in); }
-  // A new maximum at a random place: 2048 + k/64 (exact in float) is above
-  // every random input (below 1024).
+  // A new value at a random place: 2048 + k/64 (exact in float) is above
+  // every finite input (all below 1024 in magnitude).
   static T plant(std::mt19937_64& rng, const Input&, T) {
     return 2048.0f + static_cast<float>(rng() % (1u << 17)) / 64.0f;
   }
-  static Exact replaced(Exact, T, T planted) { return planted; }
+  // The planted value is above every finite input, so it is the new maximum,
+  // unless the input still holds its one +inf or NaN elsewhere.
+  static Exact replaced(Exact base, T original, T planted) {
+    if (original != original || original == INFINITY) return planted;  // that one, replaced
+    return max_op(base, planted);
+  }
   static std::size_t cub_bytes(std::size_t n) {
     std::size_t bytes = 0;
     CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, static_cast<const T*>(nullptr),

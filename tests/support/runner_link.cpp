@@ -286,7 +286,7 @@ void RunnerLink::send_arena(const Arena& a) {
   q->memory = a.memory;
   q->bytes = a.bytes;
   std::memcpy(q->export_data, a.export_data, sizeof q->export_data);
-  introduce(a.memory == wire::Memory::kHost ? a.fd : -1, q.get());
+  introduce(a.fd, q.get());
 }
 
 void RunnerLink::drop_arena(std::uint32_t id) {

@@ -46,7 +46,7 @@ Arena* create_arena(wire::Memory memory, std::size_t bytes) {
   arena->memory = memory;
   arena->bytes = std::max<std::size_t>(bytes, 1);
   arena->base = memory == wire::Memory::kHost ? host_allocate(arena->bytes, &arena->fd)
-                                              : device_allocate(arena->bytes, arena->export_data);
+                                              : device_allocate(&arena->bytes, &arena->fd);
   Arena* raw = arena.get();
   arenas().push_back(std::move(arena));
   if (listener().created) listener().created(*raw);
@@ -56,12 +56,9 @@ Arena* create_arena(wire::Memory memory, std::size_t bytes) {
 void release_arena(Arena* arena) {
   if (arena == nullptr) return;
   if (listener().released) listener().released(*arena);
-  if (arena->memory == wire::Memory::kHost) {
-    munmap(arena->base, arena->bytes);
-    close(arena->fd);
-  } else {
-    device_free(arena->base);
-  }
+  if (arena->memory == wire::Memory::kHost) munmap(arena->base, arena->bytes);
+  else device_free(arena->base);
+  close(arena->fd);
   auto& all = arenas();
   all.erase(std::remove_if(all.begin(), all.end(),
                            [&](const std::unique_ptr<Arena>& a) { return a.get() == arena; }),

@@ -1,6 +1,6 @@
 // Memory the checker owns and lends to its runner: host memory (a memfd that
-// both processes map) for lab 01, device memory from a CUDA memory pool that
-// the runner imports (cudaMemPoolExportToShareableHandle) for the GPU labs.
+// both processes map) for lab 01, device memory exported as a file descriptor
+// (the driver's virtual memory API, vmm.hpp) for the GPU labs.
 // The checker generates inputs, poisons outputs and reads results here with
 // its own code; the runner only gets to run the lab's functions on it.
 #pragma once
@@ -19,8 +19,8 @@ struct Arena {
   wire::Memory memory = wire::Memory::kHost;
   void* base = nullptr;  // the checker's own mapping
   std::size_t bytes = 0;
-  int fd = -1;  // host: the memfd, kept to give a restarted runner
-  unsigned char export_data[64] = {};  // device: cudaMemPoolPtrExportData
+  int fd = -1;  // the memfd or the device allocation's handle, kept for a restarted runner
+  unsigned char export_data[64] = {};  // unused: kept for the wire's layout
 };
 
 Arena* create_arena(wire::Memory memory, std::size_t bytes);
@@ -42,10 +42,11 @@ struct ArenaListener {
 void set_arena_listener(ArenaListener listener);
 
 // Device memory (shared_memory_device.cu in GPU checkers; lab 01's checker
-// has none and says so).
-void* device_allocate(std::size_t bytes, unsigned char* export_data);
+// has none and says so). *bytes is rounded up to what was allocated; *fd is
+// the allocation's shareable handle.
+void* device_allocate(std::size_t* bytes, int* fd);
 void device_free(void* pointer);
-// The pool's file descriptor for a runner (-1 before the first device arena).
+// A memory pool's descriptor, where the device memory comes from one (-1: none).
 int device_pool_fd();
 
 }  // namespace lab::test

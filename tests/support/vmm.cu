@@ -1,0 +1,104 @@
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "cuda_check.cuh"
+#include "vmm.hpp"
+
+namespace lab::vmm {
+namespace {
+
+// Driver functions through the runtime: nothing links libcuda itself.
+template <class F>
+F driver(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
+  if (fn == nullptr || found != cudaDriverEntryPointSuccess)
+    throw std::runtime_error(std::string("the CUDA driver has no ") + name);
+  return reinterpret_cast<F>(fn);
+}
+
+struct Api {
+  decltype(&cuMemCreate) create = driver<decltype(&cuMemCreate)>("cuMemCreate");
+  decltype(&cuMemExportToShareableHandle) export_handle =
+      driver<decltype(&cuMemExportToShareableHandle)>("cuMemExportToShareableHandle");
+  decltype(&cuMemImportFromShareableHandle) import_handle =
+      driver<decltype(&cuMemImportFromShareableHandle)>("cuMemImportFromShareableHandle");
+  decltype(&cuMemAddressReserve) reserve = driver<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
+  decltype(&cuMemMap) map = driver<decltype(&cuMemMap)>("cuMemMap");
+  decltype(&cuMemSetAccess) set_access = driver<decltype(&cuMemSetAccess)>("cuMemSetAccess");
+  decltype(&cuMemUnmap) unmap = driver<decltype(&cuMemUnmap)>("cuMemUnmap");
+  decltype(&cuMemAddressFree) address_free = driver<decltype(&cuMemAddressFree)>("cuMemAddressFree");
+  decltype(&cuMemRelease) release = driver<decltype(&cuMemRelease)>("cuMemRelease");
+  decltype(&cuMemGetAllocationGranularity) granularity =
+      driver<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
+};
+
+const Api& api() {
+  static const Api a;
+  return a;
+}
+
+void check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS)
+    throw CudaError(cudaErrorUnknown, std::string(what) + " failed (CUresult " + std::to_string(r) + ")");
+}
+
+int device() {
+  int d = 0;
+  CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+Mapping map_here(CUmemGenericAllocationHandle handle, std::size_t bytes) {
+  CUdeviceptr va = 0;
+  check(api().reserve(&va, bytes, 0, 0, 0), "cuMemAddressReserve");
+  check(api().map(va, bytes, 0, handle, 0), "cuMemMap");
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device();
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  check(api().set_access(va, bytes, &access, 1), "cuMemSetAccess");
+  return {reinterpret_cast<void*>(va), bytes, static_cast<std::uint64_t>(handle)};
+}
+
+}  // namespace
+
+Mapping allocate(std::size_t bytes, int* fd) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device();
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  std::size_t granule = 0;
+  check(api().granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+  bytes = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+  CUmemGenericAllocationHandle handle = 0;
+  check(api().create(&handle, bytes, &prop, 0), "cuMemCreate");
+  check(api().export_handle(fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+        "cuMemExportToShareableHandle");
+  return map_here(handle, bytes);
+}
+
+Mapping import(int fd, std::size_t bytes) {
+  CUmemGenericAllocationHandle handle = 0;
+  check(api().import_handle(&handle, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+        "cuMemImportFromShareableHandle");
+  return map_here(handle, bytes);
+}
+
+void release(const Mapping& m) {
+  // From destructors: failures leak, they must not throw.
+  cudaDeviceSynchronize();
+  const auto va = reinterpret_cast<CUdeviceptr>(m.pointer);
+  api().unmap(va, m.bytes);
+  api().address_free(va, m.bytes);
+  api().release(static_cast<CUmemGenericAllocationHandle>(m.handle));
+}
+
+}  // namespace lab::vmm
