@@ -75,12 +75,17 @@ wire::Ref to_ref(const void* p) {
   wire::Ref ref;
   if (p == nullptr) return ref;
   const auto* at = static_cast<const unsigned char*>(p);
-  for (const auto& a : arenas()) {
-    const auto* base = static_cast<const unsigned char*>(a->base);
-    if (at >= base && at <= base + a->bytes) {
-      ref.arena = a->id;
-      ref.offset = static_cast<std::uint64_t>(at - base);
-      return ref;
+  // Inside an arena first: allocations can be adjacent in this process's
+  // address space, and the start of one is then one past the end of another
+  // (which the runner maps elsewhere).
+  for (const bool end_too : {false, true}) {
+    for (const auto& a : arenas()) {
+      const auto* base = static_cast<const unsigned char*>(a->base);
+      if (at >= base && (at < base + a->bytes || (end_too && at == base + a->bytes))) {
+        ref.arena = a->id;
+        ref.offset = static_cast<std::uint64_t>(at - base);
+        return ref;
+      }
     }
   }
   throw std::logic_error("test bug: a buffer given to the lab's code is not shared memory");
