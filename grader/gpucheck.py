@@ -178,7 +178,9 @@ def _labs(course: labmeta.Course, build_dir: Path, evidence: dict) -> bool:
                 if impl == "solutions" and lab.needs_gpu and sanitize.available():
                     # What the sanitizer adds to grading one lab (it runs by default).
                     t0 = time.time()
-                    tools_run = sanitize.run_all(checker, lab.id, runner, iso)
+                    tools_run = sanitize.run_all(
+                        checker, lab.id, runner, iso,
+                        tools=sanitize.RDC_TOOLS if lab.rdc else sanitize.DEFAULT_TOOLS)
                     entry["sanitizer"] = {"seconds": round(time.time() - t0, 1),
                                           "tools": {t.tool: t.status for t in tools_run}}
                     bad |= any(t.status != "clean" for t in tools_run)

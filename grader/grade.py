@@ -156,8 +156,9 @@ def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None
     if not sanitize_mod.available():
         result.sanitizer["all"] = "unavailable"
         return
+    tools_for_lab = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
     for tool_run in sanitize_mod.run_all(build_dir / "tests" / checker_target(lab), lab.id, runner,
-                                         iso, env=env, seed=seed):
+                                         iso, tools=tools_for_lab, env=env, seed=seed):
         result.sanitizer[tool_run.tool] = tool_run.status
         if tool_run.status == "findings":
             result.points_correctness = result.points_performance = 0.0

@@ -190,11 +190,15 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
         return 0.0
     graded = []
     for c in bandwidth:
-        figures = [f for f in bandwidth_figures(c) if f["graded"]]
-        if not figures:
+        figures = bandwidth_figures(c)
+        if not figures and c.status != "skipped":
             r.notes.append(f"{c.name} recorded no bandwidth: no performance points")
             return 0.0
-        graded += figures
+        # Variants timed for the handout only (lab 11's naive sum) are not scored.
+        graded += [f for f in figures if f["graded"]]
+    if not graded:
+        r.notes.append("no graded bandwidth was recorded: no performance points")
+        return 0.0
     slowest = min(graded, key=lambda f: f["fraction"] if f["fraction"] is not None else -1.0)
     r.fraction, r.gbps = slowest["fraction"], slowest["gbps"]
     r.ceiling_gbps = next((_float(c.properties, "ceiling_gbps") for c in bandwidth

@@ -104,3 +104,12 @@ def test_cross_case_hint_for_sizes_above_2_to_31():
                                                          "fail_hint": "wrong_value"})
     r = score(LAB, run_of(CaseResult("Sum.a", "passed", properties={"n": "256"}), big))
     assert any("2^31" in h for h in r.hints)
+
+
+def test_a_test_of_recorded_variants_only_does_not_cost_the_lab():
+    recorded = CaseResult("NaiveSumBandwidth.X", "passed",
+                          properties={"naive_fraction": "0.8", "naive_graded": "0"})
+    kahan = CaseResult("KahanSumBandwidth.X", "passed",
+                       properties={"fraction": "0.25", "gbps": "1", "graded": "1"})
+    r = score(LAB, run_of(CaseResult("Sum.a", "passed"), recorded, kahan))
+    assert r.fraction == 0.25 and r.points_performance == 4
