@@ -26,13 +26,12 @@ import hashlib
 import json
 import os
 import queue
-import shutil
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import feedback, gpus, grade, isolation, labmeta, proc, store, submissions, tools
+from . import feedback, gpus, grade, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
 from .sandbox import Limits
 

@@ -48,11 +48,11 @@ def kill_group(pid: int) -> None:
 def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
         cwd: str | os.PathLike | None = None, output_limit: int = 64 << 20,
         tail: int = 20000, pass_fds: tuple[int, ...] = (), log: Path | None = None,
-        stdin_text: str | None = None) -> Finished:
+        stdin_text: str | None = None, head: bool = False) -> Finished:
     """Runs args to the end, or kills its process group at `timeout` seconds
     or once it has written more than `output_limit` bytes. Output goes to
     `log` (kept) or to a temporary file (removed); the last `tail` bytes are
-    returned."""
+    returned (the first, with head: a compiler's first errors matter most)."""
     started = time.monotonic()
     with (open(log, "w+b") if log else tempfile.TemporaryFile()) as out:
         proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
@@ -83,7 +83,7 @@ def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
         # child): nothing the program started outlives it.
         kill_group(proc.pid)
         size = out.seek(0, os.SEEK_END)
-        out.seek(max(0, size - tail))
-        text = out.read().decode(errors="replace")
+        out.seek(0 if head else max(0, size - tail))
+        text = out.read(tail).decode(errors="replace")
     return Finished(None if timed_out else proc.returncode, timed_out, over, text,
                     time.monotonic() - started)

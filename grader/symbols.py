@@ -47,14 +47,13 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from . import proc
 
 FORMAT = 1                 # bump when facts change meaning: old cache entries are ignored
 OUTPUT_CAP = 64 << 20      # bytes of a tool's output that are read; the rest is cut off
@@ -140,36 +139,12 @@ class Ran:
 
 def run(cmd: list[str], *, timeout: float, cwd: Path | None = None,
         cap: int = OUTPUT_CAP) -> Ran:
-    """Runs cmd in a process group of its own and kills the whole group at the
-    timeout (nvcc's children too). Output goes to a file, not a pipe, so a
-    flood cannot fill memory; only the first `cap` bytes are read."""
-    with tempfile.TemporaryFile() as sink:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
-        fired = threading.Event()
-
-        def stop() -> None:
-            fired.set()
-            _kill_group(proc.pid)
-
-        # A timer rather than wait(timeout), which polls and adds up to 50 ms to every run.
-        timer = threading.Timer(max(timeout, 0.1), stop)
-        timer.start()
-        try:
-            rc = proc.wait()
-        finally:
-            timer.cancel()
-            _kill_group(proc.pid)   # what the leader left behind must not outlive it
-        sink.seek(0)
-        data = sink.read(cap + 1)
-    return Ran(None if fired.is_set() else rc, data[:cap].decode(errors="replace"), len(data) > cap)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """The grader's one process runner (grader/proc.py): a process group of its
+    own, killed as a whole at the timeout (nvcc's children too); output to a
+    file, of which only the first `cap` bytes are read."""
+    done = proc.run(cmd, timeout=timeout, cwd=cwd, output_limit=1 << 40, tail=cap + 1, head=True)
+    data = done.output
+    return Ran(None if done.timed_out else done.code, data[:cap], len(data) > cap)
 
 
 # ---------------------------------------------------------------- compiling

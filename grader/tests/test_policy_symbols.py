@@ -223,7 +223,9 @@ void lab_rest(const int* in, std::size_t n, int* out, cudaStream_t stream) {
 
 
 @needs_gxx
-def test_static_local_with_destructor_is_caught(tmp_path, work):
+def test_static_local_with_destructor_is_honest_cpp(tmp_path, work):
+    # A std::vector kept between calls registers its destructor (__cxa_atexit):
+    # honest C++, not flagged; what a destructor could forge, the checker never reads.
     text = with_fence("01", "sum_sequential", """\
   static std::vector<int> seen;  // destroyed at exit
   seen.push_back(static_cast<int>(n));
@@ -231,8 +233,7 @@ def test_static_local_with_destructor_is_caught(tmp_path, work):
   for (std::size_t i = 0; i < n; ++i) total += in[i];
   return total;
 """)
-    assert_caught(linked("01", text, tmp_path, work), "__cxa_atexit", "before main or at exit",
-                  line_of(text, "// destroyed at exit"))
+    assert linked("01", text, tmp_path, work).violations == []
 
 
 @needs_gxx
