@@ -18,6 +18,8 @@ def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
     if policy and attack["policy"] == "if_builds":
         return [] if lab.status in ("policy", "build_failed") and lab.points == 0 else \
             [f"{name}: expected a policy violation or no build, got {lab.status}"]
+    if attack["policy"] == "if_builds" and lab.status == "build_failed" and lab.points == 0:
+        return []  # this compiler does not declare it: nothing to grade
     problems = []
     if attack["expect"] == "zero" and lab.points != 0:
         problems.append(f"{name}: expected 0 points, got {lab.points:g} ({lab.status})")
