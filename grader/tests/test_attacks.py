@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import honest
 
 from grader import batch, isolation, sandbox
 from grader.tools import REPO
@@ -33,12 +34,6 @@ needs_build = pytest.mark.skipif(shutil.which("nvcc") is None,
                                  reason="no nvcc: the harness cannot be built here")
 NS_OK, NS_WHY = isolation.namespaces_available()
 BOX_OK, BOX_WHY = sandbox.available()
-
-
-def honest(root: Path, name: str) -> Path:
-    shutil.copytree(REPO / "solutions", root / name / "labs",
-                    ignore=shutil.ignore_patterns("README.md"))
-    return root / name
 
 
 def runner_processes() -> list[str]:

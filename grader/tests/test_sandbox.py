@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import honest
 
 from grader import batch, proc, sandbox
 from grader.tools import REPO
@@ -146,12 +147,6 @@ class Listener:
         self.stop = True
         self.thread.join()
         self.sock.close()
-
-
-def honest(root: Path, name: str) -> Path:
-    shutil.copytree(REPO / "solutions", root / name / "labs",
-                    ignore=shutil.ignore_patterns("README.md"))
-    return root / name
 
 
 def sandbox_processes() -> list[str]:
