@@ -26,7 +26,7 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
 # Dynamic parallelism (lab 10): racecheck and synccheck report hazards in the
 # reference solution's child launches (H200, CUDA 13.0: tests/gpu_runs/h200/
-# trusted-labs.json), which their documentation does not support; memcheck only.
+# trusted-grades.json), which their documentation does not support; memcheck only.
 RDC_TOOLS = ("memcheck",)
 # Small, quick cases: the tools slow kernels down by 10-100x.
 SMALL_CASES = "*EdgeSizes.MatchesReference/n1000_*:*EdgeSizes.MatchesReference/n257_*:" \

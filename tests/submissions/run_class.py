@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,6 +34,9 @@ def main() -> int:
     ap.add_argument("--kill-after", type=int, default=5, help="students graded before the kill")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    # What an earlier run left in WORK would be resumed, not graded from the start.
+    for left in ("class", "batch"):
+        shutil.rmtree(args.work / left, ignore_errors=True)
     subs = make_class.write_class(args.work / "class", archives=True)
     batch_out = args.work / "batch"
     labs = sum((["--lab", lab] for lab in
@@ -41,9 +45,14 @@ def main() -> int:
            "--arch", args.arch, "--timeout", args.timeout, *labs]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
 
+    # Each run's output goes to a file in OUT as it comes: a run cut off by a
+    # time limit still shows how far it got.
+    first_path, second_path = args.out / "batch-first.log", args.out / "batch-resumed.log"
+
     # First run, killed once enough students are done (SIGKILL: no chance to tidy up).
-    first = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    with open(first_path, "w") as log:
+        first = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
+                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
     started = time.time()
     while first.poll() is None:
         done = list((batch_out / "students").glob("*/result.json"))
@@ -51,14 +60,17 @@ def main() -> int:
             os.killpg(first.pid, signal.SIGKILL)
             break
         time.sleep(1)
-    first_log = first.communicate()[0]
+    first.wait()
+    first_log = first_path.read_text()
     graded_before_kill = sorted(p.parent.name for p in (batch_out / "students").glob("*/result.json"))
     print(first_log)
     print(f"[run_class] killed the batch after {time.time() - started:.0f} s with "
           f"{len(graded_before_kill)} students graded", flush=True)
 
-    second = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    print(second.stdout + second.stderr)
+    with open(second_path, "w") as log:
+        subprocess.run(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    second_log = second_path.read_text()
+    print(second_log)
     problems = check_class.check(batch_out)
     students = {}
     for d in sorted((batch_out / "students").iterdir()):
@@ -69,7 +81,7 @@ def main() -> int:
     (args.out / "gradebook.csv").write_text(gradebook)
     (args.out / "class-run.json").write_text(json.dumps({
         "command": cmd, "graded_before_kill": graded_before_kill,
-        "first_run_log": first_log[-5000:], "second_run_log": (second.stdout + second.stderr)[-5000:],
+        "first_run_log": first_log[-5000:], "second_run_log": second_log[-5000:],
         "check_problems": problems, "students": students}, indent=2) + "\n")
     print(gradebook)
     print("class check:", "OK" if not problems else problems)
