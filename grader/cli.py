@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import tools
+from . import labmeta, tools
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -107,7 +107,14 @@ def _gpucheck(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown part(s) {', '.join(sorted(unknown))}: the parts are "
                          f"{', '.join(gpucheck.PARTS)}")
-    return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch, parts=parts)
+    try:
+        course = labmeta.load()
+        sandbox_labs = tuple(course.lab(x).id for x in args.sandbox_labs.split(",")) \
+            if args.sandbox_labs else ()
+    except KeyError as e:
+        raise SystemExit(f"gpucheck: {e.args[0]}")
+    return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch, parts=parts,
+                        sandbox_labs=sandbox_labs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
     c.add_argument("--parts", help="comma-separated: labs, suites, bench, attacks, sandbox, "
                                    "class (default: all)")
+    c.add_argument("--sandbox-labs", metavar="LABS",
+                   help="the part sandbox grades only these labs, e.g. 01,02,03 (default: all)")
     c.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
                    help="merge the gpucheck.json of partial runs into OUT/gpucheck.json")
     c.set_defaults(func=_gpucheck)
