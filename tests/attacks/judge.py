@@ -33,6 +33,11 @@ def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
             notes = " ".join(lab.notes + result.notes + [lab.reason])
             if attack["note"] not in notes:
                 problems.append(f"{name}: no note about {attack['note']!r}: {notes[:300]}")
+        elif check == "no_performance":
+            # A lab is as fast as its slowest variant: one slow variant, no points.
+            if lab.points_performance != 0:
+                problems.append(f"{name}: expected no performance points, got "
+                                f"{lab.points_performance:g} (fraction {lab.fraction})")
         elif check == "ceiling_unmoved":
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
             before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side]["before"]

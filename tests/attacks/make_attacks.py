@@ -49,12 +49,19 @@ def write_attack(attack: dict, root: Path, values: dict[str, str]) -> Path:
         path.unlink()
         os.symlink(REPO / "solutions" / attack["lab"] / path.name, path)
         return root
-    fence = re.compile(r"(// ---- your code here \(" + re.escape(attack["fence"]) +
-                       r"\) ----\n).*?(\n[ \t]*// ---- end ----)", re.S)
-    body = fill(attack["body"].strip("\n"), dict(values, SELF=root.name))
-    text, count = fence.subn(lambda m: m.group(1) + body + m.group(2), path.read_text())
-    if count != 1:
-        raise SystemExit(f"{path}: fence {attack['fence']} not found once")
+    text = path.read_text()
+    # `body` replaces fence `fence`; `prepend` tables put lines at the start of
+    # other fences, keeping the solution's code after them.
+    edits = [(attack["fence"], attack["body"], False)] if "fence" in attack else []
+    edits += [(name, lines, True) for name, lines in attack.get("prepend", {}).items()]
+    for name, lines, keep in edits:
+        fence = re.compile(r"(// ---- your code here \(" + re.escape(name) +
+                           r"\) ----\n)(.*?)(\n[ \t]*// ---- end ----)", re.S)
+        body = fill(lines.strip("\n"), dict(values, SELF=root.name))
+        text, count = fence.subn(
+            lambda m: m.group(1) + body + ("\n" + m.group(2) if keep else "") + m.group(3), text)
+        if count != 1:
+            raise SystemExit(f"{path}: fence {name} not found once")
     path.write_text(text)
     return root
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The attack suite on a GPU machine: the attacks of one lab (default lab 07),
-between two honest students, graded by `batch` in each mode asked for; writes
-OUT/attacks.json (every attack's result and what was wrong with it) and
-prints a table. Exit 1 when any attack was not graded as its real work.
+"""The attack suite on a GPU machine: the attacks of each lab asked for
+(default labs 07 and 09), between two honest students, graded by `batch` in
+each mode asked for; writes OUT/attacks-LAB.json (every attack's result and
+what was wrong with it) and prints a table per lab. Exit 1 when any attack was
+not graded as its real work.
 
-usage: run_attacks.py OUT [--lab 07_atomic_finish] [--mode contained-policy]
+usage: run_attacks.py OUT [--lab 07_atomic_finish ...] [--mode contained-policy]
                           [--mode sandboxed-split] [--arch sm_90] [--timeout S]
 
 Modes: contained-policy (no sandbox, linked policy check on: what an
@@ -70,7 +71,8 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--lab", default="07_atomic_finish")
+    ap.add_argument("--lab", action="append",
+                    help="a lab with attacks in attacks.toml (repeatable; default 07 and 09)")
     ap.add_argument("--mode", action="append", choices=["contained-policy", "contained-split",
                                                          "sandboxed-split", "sandboxed-policy"])
     ap.add_argument("--arch", default="auto")
@@ -84,9 +86,17 @@ def main() -> int:
             print(f"no sandbox here: {why}")
             return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    runs = [run_mode(m, args.lab, args.work, args.arch, args.timeout) for m in modes]
-    evidence = {"commit": tools.git_commit(), "lab": args.lab, "runs": runs}
-    (args.out / f"attacks-{args.lab}.json").write_text(json.dumps(evidence, indent=2) + "\n")
+    failed = 0
+    for lab in args.lab or ["07_atomic_finish", "09_shuffle_vector_loads"]:
+        failed += run_lab(lab, modes, args)
+    return 1 if failed else 0
+
+
+def run_lab(lab: str, modes: list[str], args: argparse.Namespace) -> int:
+    """One lab's attacks in every mode: its JSON, its table; the problems found."""
+    runs = [run_mode(m, lab, args.work, args.arch, args.timeout) for m in modes]
+    evidence = {"commit": tools.git_commit(), "lab": lab, "runs": runs}
+    (args.out / f"attacks-{lab}.json").write_text(json.dumps(evidence, indent=2) + "\n")
     print(f"\n{'attack':32} " + " ".join(f"{r['mode']:>18}" for r in runs))
     names = list(runs[0]["results"])
     for name in names:
@@ -99,8 +109,8 @@ def main() -> int:
     failed = [p for r in runs for v in r["problems"].values() for p in v]
     for p in failed:
         print("NOT OK:", p)
-    print(f"attacks on {args.lab}: " + ("OK" if not failed else f"{len(failed)} problem(s)"))
-    return 1 if failed else 0
+    print(f"attacks on {lab}: " + ("OK" if not failed else f"{len(failed)} problem(s)"))
+    return len(failed)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""The attack cases themselves, for every lab (the GPU ones included, which
+only a GPU machine grades): each is well formed, is written where it says, and
+reaches the grader as the code it means to be."""
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "attacks"))
+import judge  # noqa: E402
+import make_attacks  # noqa: E402
+
+from grader import fences  # noqa: E402
+
+ATTACKS = make_attacks.load()
+CHECKS = {"files_untouched", "ceiling_unmoved", "nothing_left", "note", "no_performance"}
+
+
+def test_names_are_unique():
+    names = [a["name"] for a in ATTACKS]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a["name"])
+def test_case_is_well_formed(attack):
+    assert attack["expect"] in ("zero", "correct")
+    assert attack["policy"] in ("yes", "no", "if_builds")
+    assert set(attack.get("check", [])) <= CHECKS
+    assert ("note" in attack) == ("note" in attack.get("check", []))
+    assert "kind" in attack or "fence" in attack or "prepend" in attack
+    assert ("fence" in attack) == ("body" in attack)
+
+
+@pytest.mark.parametrize("attack", [a for a in ATTACKS if "kind" not in a],
+                         ids=lambda a: a["name"])
+def test_case_reaches_the_grader_as_written(attack, tmp_path):
+    root = make_attacks.write_attack(attack, tmp_path / attack["name"], {"OUT": "/tmp/out"})
+    name = make_attacks.lab_file(attack["lab"])
+    written = (root / "labs" / attack["lab"] / name).read_text()
+    solution = (REPO / "solutions" / attack["lab"] / name).read_text()
+    for fence, lines in attack.get("prepend", {}).items():
+        # The solution's own code stays after the prepended lines.
+        mine = next(f.body for f in fences.extract(written) if f.name == fence)
+        theirs = next(f.body for f in fences.extract(solution) if f.name == fence)
+        assert mine.strip().startswith(lines.strip().splitlines()[0].strip())
+        assert mine.rstrip().endswith(theirs.strip())
+    _, notes = fences.transplant_checked(written, solution)
+    if attack.get("note") == "fence":
+        assert notes, "the fence check should have refused this attack"
+    else:
+        # Graded as the code it is: no fence falls back to the skeleton's.
+        assert not notes, notes
+
+
+def test_no_performance_check_reads_the_lab(tmp_path):
+    class Lab:
+        lab, status, points, points_correctness, max_correctness = "09_x", "graded", 6, 6, 6
+        points_performance, fraction, notes, reason, first_failure = 1.5, 0.4, [], "", None
+
+    class Result:
+        labs, notes = [Lab()], []
+
+    attack = {"name": "slow", "expect": "correct", "policy": "no", "check": ["no_performance"]}
+    assert judge.judge(attack, Result(), tmp_path, policy=False)
+    Lab.points_performance = 0
+    assert not judge.judge(attack, Result(), tmp_path, policy=False)
