@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import queue
+import shutil
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -126,6 +127,17 @@ class Worker:
         return env
 
     def prepare(self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print) -> None:
+        # meson writes absolute paths into build.ninja: a worker tree that was
+        # copied or moved with its --out would build the original folder's
+        # files, another student's code. A tree made elsewhere is made again.
+        home = self.root / ".made-at"
+        here = str(self.root.resolve())
+        if self.src.exists() and (not home.exists() or home.read_text() != here):
+            progress(f"[batch] {self.root} was made in another folder (a copied or moved "
+                     "--out): setting it up again")
+            shutil.rmtree(self.src)
+        self.root.mkdir(parents=True, exist_ok=True)
+        store.write_atomic(home, here)
         if not (self.build / "build.ninja").exists():
             submissions.copy_harness(tools.REPO, self.src)  # no slides/, no solutions/
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
@@ -194,6 +206,13 @@ class Worker:
 
     def grade(self, spec: str, student: str, course: labmeta.Course,
               labs: list[labmeta.Lab]) -> StudentResult:
+        started = time.monotonic()
+        result = self._grade(spec, student, course, labs)
+        result.seconds = round(time.monotonic() - started, 1)
+        return result
+
+    def _grade(self, spec: str, student: str, course: labmeta.Course,
+               labs: list[labmeta.Lab]) -> StudentResult:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
             sub = submissions.open_submission(spec, student=student)
@@ -263,6 +282,14 @@ def previous_result(spec: str, student: str, students_dir: Path, course: labmeta
     except ValueError:
         same = False
     return previous if same else None
+
+
+class Interrupted(BaseException):
+    """The batch was told to stop (SIGTERM); exit_code is the shell's 128+signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by signal {signum}")
+        self.exit_code = 128 + signum
 
 
 class _Lock:
@@ -339,6 +366,8 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     errors: list[BaseException] = []
     ready = threading.Barrier(len(workers))
 
+    stop = threading.Event()   # set when the batch is interrupted
+
     def work(worker: Worker) -> None:
         try:
             worker.prepare(course, labs, progress)
@@ -357,7 +386,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
             worker.close()
             return
         try:
-            while True:
+            while not stop.is_set():
                 try:
                     spec, student = todo.get_nowait()
                 except queue.Empty:
@@ -369,12 +398,14 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                     res = StudentResult(student, spec, "", tools.git_commit(), now,
                                         error=f"not graded: {type(e).__name__}: {e}",
                                         options=config.fingerprint())
+                if stop.is_set():
+                    break   # graded while its processes were being killed: not a grade
                 store.write_student(students_dir, res)
                 with lock:
                     done.append(res)
                     progress(f"[batch] {len(done)}/{total} {summary_line(res)}"
                              f"  [{time.time() - started:.0f} s]")
-            if worker.ceilings:
+            if worker.ceilings and not stop.is_set():
                 worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
                                         course, "after")
         except BaseException as e:  # noqa: BLE001
@@ -382,9 +413,34 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
         finally:
             worker.close()
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in workers]
+    # Each worker sets its event when it is done. The main thread waits on the
+    # events, not in Thread.join: a join interrupted by a signal handler's
+    # exception marks a running thread as stopped (CPython 3.11, bpo-45274).
+    finished = [threading.Event() for _ in workers]
+
+    def run_worker(worker: Worker, done_event: threading.Event) -> None:
+        try:
+            work(worker)
+        finally:
+            done_event.set()
+
+    threads = [threading.Thread(target=run_worker, args=(w, e)) for w, e in zip(workers, finished)]
     for t in threads:
         t.start()
+    try:
+        for event in finished:
+            while not event.wait(0.5):
+                pass
+    except BaseException:
+        # Ctrl-C or SIGTERM (Interrupted): no new student starts, every process
+        # the workers have alive is killed, their temporary folders are removed
+        # as they unwind, and what was being graded is not saved.
+        stop.set()
+        while not all(event.is_set() for event in finished):
+            proc.kill_all()
+            for event in finished:
+                event.wait(0.2)
+        raise
     for t in threads:
         t.join()
     if errors and not done:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -57,11 +58,21 @@ def _batch(args: argparse.Namespace) -> int:
                                slurm=args.slurm, partition=args.partition,
                                slurm_args=args.slurm_arg, slots=args.slots,
                                wait=not args.no_wait)
+    def on_term(signum, frame):
+        raise batch.Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     try:
         results = batch.run_batch(args.submissions, config)
     except batch.BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
+    except (KeyboardInterrupt, batch.Interrupted) as e:
+        print("\n[batch] interrupted: every result already written is kept, nothing half-graded "
+              "was saved; run the same command again to resume", file=sys.stderr)
+        return e.exit_code if isinstance(e, batch.Interrupted) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     not_graded = [r.student for r in results if r.error]
     if not_graded:
         print(f"[batch] NOT GRADED ({len(not_graded)}): {', '.join(not_graded)}; "

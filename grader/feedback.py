@@ -23,6 +23,7 @@ class StudentResult:
     error: str = ""            # not graded: the submission could not be opened, or the
                                # machine failed (such a result is never reused on resume)
     options: str = ""          # fingerprint of the grading options (batch.BatchConfig)
+    seconds: float = 0.0       # wall time spent grading this submission
 
     @property
     def points(self) -> float:
@@ -103,8 +104,9 @@ def gradescope(res: StudentResult) -> dict:
                                  f"threshold {r.threshold}") if r.gbps is not None else
                                 "no bandwidth measured (performance needs every correctness test)",
                       "status": "passed" if r.points_performance == r.max_performance else "failed"})
+    # Every "output" is Markdown (feedback's lines are); execution_time is whole seconds.
     return {"score": res.points, "output": "\n".join(res.notes + ([res.error] if res.error else [])),
-            "tests": tests}
+            "output_format": "md", "execution_time": round(res.seconds), "tests": tests}
 
 
 def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,10 +28,12 @@ ANCHOR_SHARE = 0.90
 
 
 def _run(cmd: list[str], timeout: float = 120) -> str:
+    from . import proc
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run(cmd, timeout=timeout)
+    except OSError:
         return ""
+    return done.output.strip() if done.ok else ""
 
 
 def machine() -> dict:
@@ -53,12 +54,10 @@ def bench_binaries(build_dir: Path, lab_id: str) -> list[Path]:
 def run_json(binary: Path, out_dir: Path, args: list[str], timeout: float = 900) -> dict:
     """Runs `binary ARGS --json=FILE`: its JSON, exit code and output tail."""
     path = out_dir / f"{binary.name}.json"
-    try:
-        proc = subprocess.run([str(binary), *args, f"--json={path}"],
-                              capture_output=True, text=True, timeout=timeout)
-        code, output = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as e:
-        code, output = "timed_out", f"{e.stdout or ''}{e.stderr or ''} (timed out after {timeout} s)"
+    from . import proc
+    done = proc.run([str(binary), *args, f"--json={path}"], timeout=timeout)
+    code = "timed_out" if done.timed_out else done.code
+    output = done.output + (f" (timed out after {timeout} s)" if done.timed_out else "")
     result = json.loads(path.read_text()) if path.exists() else {}
     result["exit_code"] = code
     result["output"] = output[-3000:]
@@ -139,9 +138,10 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
         print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
         # Correctness only (LAB_SKIP_PERF): three at a time fit the GPU's memory
         # with a 2^32-element case each.
-        subprocess.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
-                                "--num-processes", "3", "--suite", "skeletons", "--suite",
-                                "mutants", "--suite", "peers"], capture_output=True, text=True)
+        from . import proc
+        proc.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
+                          "--num-processes", "3", "--suite", "skeletons", "--suite",
+                          "mutants", "--suite", "peers"], timeout=3600)
         testlog = build_dir / "meson-logs" / "testlog.json"
         suites = summarize(testlog) if testlog.exists() else {"failed": ["no meson log"]}
         evidence["meson_suites"] = suites

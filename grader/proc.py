@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,21 @@ def kill_group(pid: int) -> None:
         pass
 
 
+# The process groups `run` has alive, from every thread: an interrupted batch
+# kills them all (kill_all) so that no test binary outlives the grader.
+_alive: set[int] = set()
+_alive_lock = threading.Lock()
+
+
+def kill_all() -> int:
+    """Kills every process group `run` has alive; how many there were."""
+    with _alive_lock:
+        groups = list(_alive)
+    for pid in groups:
+        kill_group(pid)
+    return len(groups)
+
+
 def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
         cwd: str | os.PathLike | None = None, output_limit: int = 64 << 20,
         tail: int = 20000, pass_fds: tuple[int, ...] = (), log: Path | None = None,
@@ -59,31 +75,45 @@ def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
                                 stdin=subprocess.PIPE if stdin_text is not None else
                                 subprocess.DEVNULL,
                                 start_new_session=True, pass_fds=pass_fds)
-        if stdin_text is not None:
-            try:
-                proc.stdin.write(stdin_text.encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        deadline = started + timeout
-        timed_out = over = False
-        while True:
-            try:
-                proc.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            timed_out = time.monotonic() > deadline
-            over = os.fstat(out.fileno()).st_size > output_limit
-            if timed_out or over:
-                kill_group(proc.pid)
+        with _alive_lock:
+            _alive.add(proc.pid)
+        try:
+            timed_out, over = _wait(proc, out, started + timeout, stdin_text, output_limit)
+        finally:
+            # A clean exit, a timeout, or an exception here (Ctrl-C, SIGTERM): the
+            # group may hold stragglers (a daemonised child); none outlives run().
+            kill_group(proc.pid)
+            if proc.poll() is None:
                 proc.wait()
-                break
-        # The group may hold stragglers even after a clean exit (a daemonised
-        # child): nothing the program started outlives it.
-        kill_group(proc.pid)
+            with _alive_lock:
+                _alive.discard(proc.pid)
         size = out.seek(0, os.SEEK_END)
         out.seek(0 if head else max(0, size - tail))
         text = out.read(tail).decode(errors="replace")
     return Finished(None if timed_out else proc.returncode, timed_out, over, text,
                     time.monotonic() - started)
+
+
+def _wait(proc: subprocess.Popen, out, deadline: float, stdin_text: str | None,
+          output_limit: int) -> tuple[bool, bool]:
+    """Waits for proc; kills its group at the deadline or past the output cap."""
+    if stdin_text is not None:
+        try:
+            proc.stdin.write(stdin_text.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    timed_out = over = False
+    while True:
+        try:
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        timed_out = time.monotonic() > deadline
+        over = os.fstat(out.fileno()).st_size > output_limit
+        if timed_out or over:
+            kill_group(proc.pid)
+            proc.wait()
+            break
+    return timed_out, over

@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import tarfile
 import tempfile
 import unicodedata
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fences, labmeta
+from . import proc as procs
 from .labmeta import Course
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
@@ -420,14 +420,14 @@ def _unpack(archive: Path, dest: Path) -> None:
 def _clone(spec: str, dest: Path) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}   # a private URL fails, never prompts
     try:
-        proc = subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
-                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"git clone took more than {GIT_TIMEOUT_S} s") from None
+        done = procs.run(["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
+                         timeout=GIT_TIMEOUT_S, env=env, output_limit=1 << 20)
     except OSError as e:
         raise ValueError(f"cannot run git: {e}") from None
-    if proc.returncode != 0:
-        raise ValueError(f"git clone failed: {proc.stderr.strip()[-300:]}")
+    if done.timed_out:
+        raise ValueError(f"git clone took more than {GIT_TIMEOUT_S} s")
+    if not done.ok:
+        raise ValueError(f"git clone failed: {done.output.strip()[-300:]}")
 
 
 def _is_git(spec: str, path: Path) -> bool:

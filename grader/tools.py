@@ -102,6 +102,10 @@ def ensure_tools(need_pytest: bool = False) -> list[str]:
     return meson
 
 
+# meson setup takes 5-20 s (a GoogleTest download included); a minute more is a hang.
+CONFIGURE_TIMEOUT_S = 300
+
+
 def configure(build_dir: Path, options: list[str] | None = None, source: Path = REPO) -> None:
     """meson setup, once; later builds regenerate by themselves."""
     meson = ensure_tools()
@@ -110,9 +114,9 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
     cmd = meson + ["setup", str(build_dir), str(source)] + (options or [])
     if (build_dir / "build.ninja").exists():
         cmd.append("--reconfigure")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        log = proc.stdout + proc.stderr
+    done = proc.run(cmd, timeout=CONFIGURE_TIMEOUT_S)   # a hung setup's whole group is killed
+    if not done.ok:
+        log = done.output + (f"\n({done.describe()})" if done.timed_out else "")
         hint = ""
         if "dependency gtest" in log.lower() and "not found" in log.lower():
             hint = ("\nGoogleTest was not found and could not be downloaded: install it "

@@ -1,0 +1,297 @@
+"""Faults an instructor meets while grading a class (issue 22's table), each
+injected on a CPU machine: no result is lost, duplicated or wrong, and the
+message says what happened. Grading itself is faked (test_batch's
+offline_batch) except where a real process must be killed."""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import batch, store, tools
+from grader.scoring import LabResult
+from test_batch import LAB01, offline_batch, student_folder  # noqa: F401 - a fixture
+
+REPO = Path(__file__).resolve().parents[2]
+QUIET = {"progress": lambda *_: None}
+
+
+def config(tmp_path, **kw):
+    return batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], **kw)
+
+
+def rows(tmp_path):
+    lines = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()[1:]
+    return {line.split(",")[0]: line for line in lines}
+
+
+# -- the machine's faults are the grader's, never a grade ----------------------
+
+def test_a_full_disk_is_the_machines_fault_not_a_build_failure():
+    full = tools.BuildResult("lab", False, "ninja: build stopped\n"
+                             "/usr/bin/ld: final link failed: No space left on device\n")
+    assert "No space left on device" in full.machine_fault
+    # The same words quoted from the student's code are the student's.
+    quoted = tools.BuildResult("lab", False, "labs/01/cpu_sum.cpp:12:2: error: #error No space "
+                               "left on device\n")
+    assert quoted.machine_fault == ""
+
+
+def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monkeypatch,
+                                                                  offline_batch):
+    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("amy", "ben")]
+    real = batch.grade.grade_lab
+    calls = {"n": 0}
+
+    def flaky(lab, build_dir, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:   # the second student graded meets a full TMPDIR
+            return LabResult(lab=lab.id, title=lab.title, status="error",
+                             reason="the build failed for the machine's sake, not the code's: "
+                                    "No space left on device",
+                             max_correctness=lab.points_correctness,
+                             max_performance=lab.points_performance)
+        return real(lab, build_dir, **kw)
+
+    monkeypatch.setattr(batch.grade, "grade_lab", flaky)
+    results = batch.run_batch(specs, config(tmp_path), **QUIET)
+    bad = [r for r in results if r.error]
+    assert len(bad) == 1 and "No space left on device" in bad[0].error
+    assert "not graded" in rows(tmp_path)[bad[0].student]
+    # The rerun grades that student again and keeps the other.
+    messages = []
+    results = batch.run_batch(specs, config(tmp_path), progress=messages.append)
+    assert any("1 already graded, 1 to go" in m for m in messages)
+    assert all(not r.error and r.points == LAB01.points_correctness for r in results)
+
+
+def test_a_fault_while_grading_one_student_costs_only_that_student(tmp_path, monkeypatch,
+                                                                   offline_batch):
+    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("cal", "dee", "eli")]
+    real = batch.Worker._grade
+
+    def explode_for_dee(self, spec, student, course, labs):
+        if student == "dee":
+            raise IsADirectoryError(21, "Is a directory", "cpu_sum.cpp")
+        return real(self, spec, student, course, labs)
+
+    monkeypatch.setattr(batch.Worker, "_grade", explode_for_dee)
+    results = batch.run_batch(specs, config(tmp_path), **QUIET)
+    assert sorted(r.student for r in results) == ["cal", "dee", "eli"]
+    assert set(rows(tmp_path)) == {"cal", "dee", "eli"}
+    dee = next(r for r in results if r.student == "dee")
+    assert "IsADirectoryError" in dee.error
+    assert all(r.points == LAB01.points_correctness for r in results if r.student != "dee")
+
+
+def test_the_cli_exits_non_zero_when_anyone_was_not_graded(tmp_path, monkeypatch, offline_batch,
+                                                         capsys):
+    from grader import cli
+    spec = str(student_folder(tmp_path, "fin", "  return 42;\n"))
+    monkeypatch.setattr(batch.Worker, "_grade",
+                        lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    code = cli.main(["batch", spec, "--out", str(tmp_path / "out"), "--lab", "01"])
+    assert code == 1
+    assert "NOT GRADED (1): fin" in capsys.readouterr().err
+
+
+# -- submissions that are not plain files cost only themselves -----------------
+
+def test_a_lab_file_that_is_a_folder_is_refused_for_that_student_only(tmp_path, offline_batch):
+    good = student_folder(tmp_path, "gil", "  return 42;\n")
+    odd = student_folder(tmp_path, "hob", "  return 42;\n")
+    lab_file = odd / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
+    lab_file.unlink()
+    lab_file.mkdir()
+    results = {r.student: r for r in batch.run_batch([str(good), str(odd)], config(tmp_path),
+                                                     **QUIET)}
+    assert results["gil"].points == LAB01.points_correctness
+    assert results["hob"].points == 0 and "cpu_sum.cpp" in " ".join(results["hob"].notes)
+    assert set(rows(tmp_path)) == {"gil", "hob"}
+
+
+def test_a_fifo_in_a_submission_does_not_hang_the_batch(tmp_path, offline_batch):
+    odd = student_folder(tmp_path, "ivy", "  return 42;\n")
+    lab_file = odd / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
+    lab_file.unlink()
+    os.mkfifo(lab_file)
+    signal.alarm(60)   # a hang fails the test instead of stopping CI
+    try:
+        results = batch.run_batch([str(odd)], config(tmp_path), **QUIET)
+    finally:
+        signal.alarm(0)
+    assert results[0].points == 0 and "cpu_sum.cpp" in " ".join(results[0].notes)
+
+
+def test_two_submissions_with_one_id_are_refused_naming_both(tmp_path, offline_batch):
+    a = student_folder(tmp_path / "a", "stu01")
+    b = student_folder(tmp_path / "b", "stu01")
+    with pytest.raises(ValueError) as e:
+        batch.run_batch([str(a), str(b)], config(tmp_path), **QUIET)
+    assert str(a) in str(e.value) and str(b) in str(e.value)
+    assert not (tmp_path / "out" / "students").exists()
+
+
+# -- one batch per folder; a rerun with other options regrades ------------------
+
+def test_a_second_batch_on_one_out_is_refused(tmp_path, offline_batch):
+    spec = str(student_folder(tmp_path, "jon"))
+    (tmp_path / "out").mkdir()
+    with open(tmp_path / "out" / ".batch.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(tools.SetupError, match="another batch is writing"):
+            batch.run_batch([spec], config(tmp_path), **QUIET)
+    assert offline_batch == []   # nobody was graded
+
+
+def test_a_rerun_with_other_options_regrades(tmp_path, offline_batch):
+    spec = str(student_folder(tmp_path, "kay", "  return 42;\n"))
+    batch.run_batch([spec], config(tmp_path, perf=False), **QUIET)
+    offline_batch.clear()
+    messages = []
+    batch.run_batch([spec], config(tmp_path, perf=True), progress=messages.append)
+    assert offline_batch == ["01_cpu_baseline"]
+    assert any("0 already graded, 1 to go" in m for m in messages)
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda d: {**d, "labs": [{**d["labs"][0], "points_correctness": 99}]},
+    lambda d: {},
+    lambda d: None,
+    lambda d: {**d, "extra": 1},
+    lambda d: {**d, "labs": "all of them"},
+], ids=["99_points", "empty", "null", "extra_key", "labs_not_a_list"])
+def test_an_edited_or_malformed_result_is_regraded(tmp_path, offline_batch, tamper):
+    spec = str(student_folder(tmp_path, "lee", "  return 42;\n"))
+    batch.run_batch([spec], config(tmp_path), **QUIET)
+    path = tmp_path / "out" / "students" / "lee" / "result.json"
+    path.write_text(json.dumps(tamper(json.loads(path.read_text()))))
+    offline_batch.clear()
+    results = batch.run_batch([spec], config(tmp_path), **QUIET)
+    assert offline_batch == ["01_cpu_baseline"]
+    assert results[0].points == LAB01.points_correctness
+
+
+def test_a_result_that_is_not_utf8_is_regraded(tmp_path, offline_batch):
+    spec = str(student_folder(tmp_path, "max", "  return 42;\n"))
+    batch.run_batch([spec], config(tmp_path), **QUIET)
+    (tmp_path / "out" / "students" / "max" / "result.json").write_bytes(b"\xff\xfe{\x00")
+    offline_batch.clear()
+    batch.run_batch([spec], config(tmp_path), **QUIET)
+    assert offline_batch == ["01_cpu_baseline"]
+
+
+# -- bad paths and folders fail before any building ------------------------------
+
+def test_a_missing_submission_is_named_before_anything_is_built(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch.Worker, "prepare",
+                        lambda *a, **k: pytest.fail("the worker was set up"))
+    spec = str(student_folder(tmp_path, "ned"))
+    with pytest.raises(tools.SetupError, match="no such submission: .*nobody"):
+        batch.run_batch([spec, str(tmp_path / "nobody")], config(tmp_path), **QUIET)
+
+
+def test_an_out_folder_that_cannot_be_written_is_one_clear_line(tmp_path, capsys):
+    from grader import cli
+    (tmp_path / "a-file").write_text("")
+    spec = str(student_folder(tmp_path, "oli"))
+    code = cli.main(["batch", spec, "--out", str(tmp_path / "a-file" / "out"), "--lab", "01"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("error: cannot use ") and "a-file" in err[0]
+
+
+def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
+    made = []
+    monkeypatch.setattr(batch.submissions, "copy_harness", lambda repo, dest: dest.mkdir(
+        parents=True, exist_ok=True))
+    monkeypatch.setattr(batch.tools, "configure", lambda build, options, source: (
+        build.mkdir(parents=True, exist_ok=True), (build / "build.ninja").write_text(str(build)),
+        made.append(build)))
+    monkeypatch.setattr(batch.tools, "build", lambda *a, **k: tools.BuildResult("all", True))
+    cfg = config(tmp_path)
+    first = batch.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
+    first.prepare(batch.labmeta.load(), [LAB01], lambda *_: None)
+    assert len(made) == 1
+    again = batch.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
+    again.prepare(batch.labmeta.load(), [LAB01], lambda *_: None)
+    assert len(made) == 1   # the same folder: its build is reused
+    shutil.copytree(tmp_path / "out", tmp_path / "copy", symlinks=True)
+    messages = []
+    moved = batch.Worker(tmp_path / "copy" / "workers" / "w0", None, cfg)
+    moved.prepare(batch.labmeta.load(), [LAB01], messages.append)
+    assert len(made) == 2 and made[1] == tmp_path / "copy" / "workers" / "w0" / "src" / "build"
+    assert any("made in another folder" in m for m in messages)
+
+
+# -- interrupted: nothing outlives the batch, nothing half-graded is saved -------
+
+DRIVER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from grader import batch, cli, proc, submissions, tools
+    from grader.scoring import LabResult
+
+    def grade_lab(lab, build_dir, **kw):
+        # A test binary that takes its time; the marker tells the test it runs.
+        open({marker!r}, "w").close()
+        proc.run(["sleep", "97.25"], timeout=300)
+        return LabResult(lab=lab.id, title=lab.title, status="graded",
+                         points_correctness=lab.points_correctness,
+                         max_correctness=lab.points_correctness,
+                         max_performance=lab.points_performance)
+
+    batch.grade.grade_lab = grade_lab
+    batch.Worker.prepare = lambda self, course, labs, progress=None: \\
+        submissions.copy_harness(tools.REPO, self.src)
+    batch.Worker.measure_ceilings = lambda *a, **k: None
+    batch.Worker.preflight = lambda *a, **k: None
+    sys.exit(cli.main(["batch", *sys.argv[1:]]))
+""")
+
+
+def _sleepers() -> list[str]:
+    done = subprocess.run(["pgrep", "-f", "sleep 97.25"], capture_output=True, text=True)
+    return done.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
+                         ids=["sigterm", "ctrl_c"])
+def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
+        tmp_path, sig, code):
+    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
+    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker)))
+    spec = str(student_folder(tmp_path, "pat", "  return 42;\n"))
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, str(driver), spec, "--out", str(out), "--lab", "01"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (marker.exists() and _sleepers()) and time.time() < deadline \
+            and run.poll() is None:
+        time.sleep(0.2)
+    if not _sleepers():
+        run.kill()
+        pytest.fail("the fake test binary never started: " + run.communicate()[1][-2000:])
+    run.send_signal(sig)
+    try:
+        _, err = run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        pytest.fail("the batch did not stop")
+    assert run.returncode == code
+    assert "interrupted" in err and "run the same command again" in err
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    assert not _sleepers(), "a test process outlived the batch"
+    assert not (out / "students" / "pat" / "result.json").exists()
+    with open(out / ".batch.lock", "a") as lock:   # released: a rerun may start
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert store.load_result(out / "students" / "pat" / "result.json") is None
