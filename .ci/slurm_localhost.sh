@@ -8,10 +8,30 @@
 # without systemd. Safe to run again: daemons already up are left alone.
 # Needs root (or sudo). Exits 0 with a message, never failing CI, when
 # something cannot be set up: the tests then skip and say why.
+#
+# `slurm_localhost.sh stop` stops the daemons this script started (their names
+# are kept in $STARTED), and only those: a machine's own Slurm stays up.
 set -uo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 say() { echo "slurm_localhost: $*"; }
+STARTED=${SLURM_LOCALHOST_STARTED:-/tmp/slurm_localhost.started}
+started() { echo "$1" >> "$STARTED"; }
+
+if [ "${1:-}" = stop ]; then
+  [ -f "$STARTED" ] || exit 0
+  # The order matters: slurmd and slurmctld authenticate through munged.
+  for prog in slurmd slurmctld munged; do
+    if grep -qx "$prog" "$STARTED"; then
+      as_root pkill -x "$prog" 2>/dev/null
+      for _ in $(seq 20); do pgrep -x "$prog" >/dev/null || break; sleep 0.25; done
+      pgrep -x "$prog" >/dev/null && as_root pkill -9 -x "$prog" 2>/dev/null
+      say "stopped $prog"
+    fi
+  done
+  rm -f "$STARTED"
+  exit 0
+fi
 
 if command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
@@ -48,6 +68,7 @@ fi
 if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
   as_root runuser -u munge -- /usr/sbin/munged --force ||
     { say "munged did not start"; exit 0; }
+  started munged
   for _ in $(seq 20); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.5; done
 fi
 
@@ -94,9 +115,11 @@ if pgrep -x slurmctld >/dev/null && pgrep -x slurmd >/dev/null; then
 fi
 if ! pgrep -x slurmctld >/dev/null; then
   as_root /usr/sbin/slurmctld -i || { say "slurmctld did not start (see /var/log/slurm/slurmctld.log)"; exit 0; }
+  started slurmctld
 fi
 if ! pgrep -x slurmd >/dev/null; then
   as_root /usr/sbin/slurmd || { say "slurmd did not start (see /var/log/slurm/slurmd.log)"; exit 0; }
+  started slurmd
 fi
 
 # Wait for the node to take jobs.

@@ -27,6 +27,7 @@ import json
 import os
 import queue
 import shutil
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -284,6 +285,26 @@ def previous_result(spec: str, student: str, students_dir: Path, course: labmeta
     return previous if same else None
 
 
+# A worker's build tree for every lab is about 300 MB (sm_90); student folders,
+# reports and the compiler's temporary files need more beside it.
+MIN_FREE_OUT = 1 << 30
+MIN_FREE_TMP = 512 << 20
+
+
+def check_space(out: Path) -> None:
+    """A nearly full disk fails builds in ways that read as the student's
+    ("nvcc cannot compile programs"): refuse to start instead, in one line."""
+    for where, need in ((out, MIN_FREE_OUT), (Path(tempfile.gettempdir()), MIN_FREE_TMP)):
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError as e:
+            raise tools.SetupError(f"cannot use {where}: {e.strerror}") from None
+        if free < need:
+            raise tools.SetupError(f"{where} has {free >> 20} MB free; a batch needs at least "
+                                   f"{need >> 20} MB there: free some space, or use another "
+                                   "--out or TMPDIR")
+
+
 class Interrupted(BaseException):
     """The batch was told to stop (SIGTERM); exit_code is the shell's 128+signal."""
 
@@ -329,6 +350,7 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
             raise tools.SetupError(f"no such submission: {spec}")
     lock = _Lock(config.out)
     try:
+        check_space(config.out)
         return _run_locked(ids, config, course, labs, progress)
     finally:
         lock.release()

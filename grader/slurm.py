@@ -18,6 +18,15 @@ and writes OUT/gradebook.csv from every result, the same file a local batch
 writes. Interrupted (Ctrl-C, a closed terminal), it leaves the job running: the
 same command again follows the job still in the queue, then submits whatever
 is left (tasks that failed, new or changed submissions).
+
+A job counts as finished only when Slurm says so: squeue answers and lists none
+of its tasks (or says the job id is unknown, long purged), and sacct, where the
+cluster keeps accounting, names no task still pending or running. A squeue or
+sacct that fails (a controller time-out, a non-zero exit, output that cannot be
+read, no answer at all) is asked again, with growing pauses, for up to
+RETRY_SECONDS (GRADER_SLURM_RETRY, 300 s); past that the batch stops with
+SlurmUnreachable, writing nothing for tasks whose state it does not know: the
+job may still be running, and the same command again follows it.
 """
 from __future__ import annotations
 
@@ -26,34 +35,105 @@ import fcntl
 import json
 import math
 import os
+import re
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable, TypeVar
 
-from . import batch, labmeta, store, submissions, tools
+from . import batch, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult, gradebook_csv
 from .sandbox import Limits
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
+# How long a failing squeue/sacct is asked again before the batch gives up on
+# it, and the pauses between tries (doubling from the first to the longest).
+RETRY_SECONDS = float(os.environ.get("GRADER_SLURM_RETRY", "300"))
+RETRY_PAUSE = 1.0
+RETRY_MAX_PAUSE = 30.0
+# States of a task that is still (or again) in the scheduler's hands.
 ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
-          "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
+          "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED",
+          "REQUEUE_CRON", "STOPPED"}
+# States of a task that has ended (squeue lists them only when asked with -t).
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
+            "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT"}
+
+T = TypeVar("T")
 
 
 class SlurmError(tools.SetupError):
     """Slurm cannot be used from here; the message says why."""
 
 
-def _run(cmd: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+class SlurmUnreachable(SlurmError):
+    """squeue (or sacct) kept failing past RETRY_SECONDS: the job's state is unknown."""
+
+
+def _exec(cmd: list[str], timeout: float = 60) -> proc.Finished:
+    """Runs one Slurm client command (stdout and stderr together, as proc.run gives them)."""
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return proc.run(cmd, timeout=timeout, tail=64 << 20, output_limit=256 << 20)
     except FileNotFoundError:
         raise SlurmError(f"{cmd[0]} is not installed: batch --slurm needs the Slurm client "
                          "commands (sbatch, squeue) on this machine") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{' '.join(cmd[:2])} did not answer in {timeout:.0f} s") from None
+
+
+def _lines(output: str, prog: str) -> list[str]:
+    """The lines of a command's answer, without the client's own log lines
+    ("squeue: error: ...", "sbatch: warning: ..."), which come on stderr."""
+    return [line.strip() for line in output.splitlines()
+            if line.strip() and not line.startswith(f"{prog}: ")]
+
+
+def _why(res: proc.Finished) -> str:
+    last = next((l.strip() for l in reversed(res.output.splitlines()) if l.strip()), "")
+    return res.describe() + (f": {last}" if last and not res.timed_out else "")
+
+
+def _query(cmd: list[str], parse: Callable[[list[str]], T],
+           settled: Callable[[str], T | None] | None = None, progress=None,
+           timeout: float = 60) -> T:
+    """The answer of a Slurm query, asked again while Slurm does not give one.
+
+    parse(lines) reads a successful answer (ValueError: output it cannot read);
+    settled(output) turns a failure that is itself Slurm's answer (an unknown job
+    id) into a value, None for any other failure. Every other outcome (a non-zero
+    exit, a time-out, output that does not parse) is a hiccup: the query is
+    tried again after RETRY_PAUSE, 2x, 4x ... (at most RETRY_MAX_PAUSE) seconds,
+    for up to RETRY_SECONDS in all; then SlurmUnreachable."""
+    started = time.monotonic()
+    pause = RETRY_PAUSE
+    tries = 0
+    while True:
+        tries += 1
+        res = _exec(cmd, timeout)
+        if res.ok:
+            try:
+                return parse(_lines(res.output, cmd[0]))
+            except ValueError as e:
+                why = f"an answer it cannot read ({e})"
+        else:
+            value = settled(res.output) if settled and not res.timed_out else None
+            if value is not None:
+                return value
+            why = _why(res)
+        spent = time.monotonic() - started
+        if spent + pause > RETRY_SECONDS:
+            raise SlurmUnreachable(f"{cmd[0]} failed {tries} time(s) in {spent:.0f} s "
+                                   f"(last: {why})")
+        if progress:
+            progress(f"[slurm] {cmd[0]} failed ({why}): asking again in {pause:.0f} s")
+        time.sleep(pause)
+        pause = min(2 * pause, RETRY_MAX_PAUSE)
+
+
+def _unknown_job(output: str) -> dict | None:
+    """squeue's answer for a job id the controller no longer knows (purged after
+    MinJobAge): the job is over, nothing of it is queued."""
+    return {} if "Invalid job id" in output else None
 
 
 def available() -> tuple[bool, str]:
@@ -62,12 +142,12 @@ def available() -> tuple[bool, str]:
         if not shutil.which(prog):
             return False, f"{prog} is not installed (Debian: apt install slurm-client)"
     try:
-        proc = _run(["sinfo", "-h", "-o", "%t"], timeout=15)
+        res = _exec(["sinfo", "-h", "-o", "%t"], timeout=15)
     except SlurmError as e:
         return False, str(e)
-    if proc.returncode != 0:
-        return False, "no Slurm controller answers: " + (proc.stderr.strip() or "sinfo failed")
-    states = proc.stdout.split()
+    if not res.ok:
+        return False, "no Slurm controller answers: " + _why(res)
+    states = " ".join(_lines(res.output, "sinfo")).split()
     if not any(s.rstrip("*~#!%$@^-").startswith(("idle", "mix", "alloc", "comp"))
                for s in states):
         return False, f"no Slurm node takes jobs (node states: {', '.join(states) or 'none'})"
@@ -75,8 +155,10 @@ def available() -> tuple[bool, str]:
 
 
 def partition_has_gpus(partition: str | None) -> bool:
-    proc = _run(["sinfo", "-h", "-o", "%G"] + (["-p", partition] if partition else []))
-    return proc.returncode == 0 and "gpu" in proc.stdout
+    """Asked again while sinfo fails: a hiccup here must not grade GPU labs without a GPU."""
+    return _query(["sinfo", "-h", "-o", "%G"] + (["-p", partition] if partition else []),
+                  lambda lines: any("gpu" in l for l in lines),
+                  lambda out: False if "Invalid partition" in out else None)
 
 
 def _state_path(out: Path) -> Path:
@@ -90,43 +172,78 @@ def _load_state(out: Path) -> dict | None:
         return None
 
 
-def queue_states(job: str) -> dict[int, str]:
-    """Array task id -> state, for the tasks of `job` still in the queue."""
-    proc = _run(["squeue", "-h", "-r", "-j", job, "-o", "%K|%T"])
-    if proc.returncode != 0:        # an unknown (long finished) job id
-        return {}
+_SQUEUE_LINE = re.compile(r"^(\d+|N/A)\|([A-Z_]+)$")
+
+
+def _parse_queue(lines: list[str]) -> dict[int, str]:
     states = {}
-    for line in proc.stdout.splitlines():
-        task, _, state = line.strip().partition("|")
-        if task.isdigit():
-            states[int(task)] = state
+    for line in lines:
+        m = _SQUEUE_LINE.match(line)
+        if not m:
+            raise ValueError(f"{line[:80]!r}")
+        states[int(m[1]) if m[1].isdigit() else -1] = m[2]
     return states
 
 
-def finished_states(job: str) -> dict[int, str]:
-    """Array task id -> final state from sacct, or {} where there is no accounting."""
-    if not shutil.which("sacct"):
-        return {}
-    proc = _run(["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"])
-    if proc.returncode != 0:
-        return {}
+def queue_states(job: str, progress=None) -> dict[int, str]:
+    """Array task id -> state, for the tasks of `job` still in the queue ({}:
+    squeue answered and lists none). A failing squeue is asked again (_query);
+    SlurmUnreachable where it keeps failing: never {} for an error."""
+    return _query(["squeue", "-h", "-r", "-j", job, "-o", "%K|%T"], _parse_queue,
+                  _unknown_job, progress)
+
+
+def _in_queue(states: dict[int, str]) -> bool:
+    return any(st not in TERMINAL for st in states.values())
+
+
+def _parse_sacct(lines: list[str]) -> dict[int, str]:
     states = {}
-    for line in proc.stdout.splitlines():
-        jid, _, state = line.partition("|")
+    for line in lines:
+        jid, sep, state = line.partition("|")
+        if not sep:
+            raise ValueError(f"{line[:80]!r}")
         if "_" in jid and jid.rsplit("_", 1)[1].isdigit():
             states[int(jid.rsplit("_", 1)[1])] = state.split()[0] if state else "?"
     return states
+
+
+def _no_accounting(output: str) -> dict | None:
+    """sacct's answer where the cluster keeps no accounting: nothing to ask."""
+    return {} if "accounting storage is disabled" in output.lower() else None
+
+
+def finished_states(job: str, progress=None) -> dict[int, str]:
+    """Array task id -> final state from sacct, or {} where there is no accounting
+    (or sacct kept failing: the states only explain results that are missing)."""
+    if not shutil.which("sacct"):
+        return {}
+    try:
+        return _query(["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"],
+                      _parse_sacct, _no_accounting, progress)
+    except SlurmUnreachable as e:
+        if progress:
+            progress(f"[slurm] no task states from sacct: {e}")
+        return {}
+
+
+def _lost(job: str, e: SlurmUnreachable, doing: str) -> SlurmUnreachable:
+    return SlurmUnreachable(
+        f"batch --slurm: Slurm did not answer while {doing} job {job}: {e}. The job may "
+        "still be running; no gradebook was written and no task was marked 'not graded'. "
+        "Run the same command again (once squeue answers) to follow the job and write "
+        "the gradebook.")
 
 
 def _name(out: Path) -> str:
     return f"grade-{out.name}"[:60]
 
 
-def _job_name(job: str) -> str:
+def _job_name(job: str, progress=None) -> str:
     """The name of a job in the queue ("" when it is not there)."""
-    proc = _run(["squeue", "-h", "-j", job, "-o", "%j"])
-    names = proc.stdout.split() if proc.returncode == 0 else []
-    return names[0] if names else ""
+    return _query(["squeue", "-h", "-j", job, "-o", "%j"],
+                  lambda lines: lines[0].split()[0] if lines else "",
+                  lambda out: "" if "Invalid job id" in out else None, progress)
 
 
 def _manifest(config: batch.BatchConfig, specs: list[str]) -> dict:
@@ -176,12 +293,14 @@ def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
     cmd += extra
     # The grader of this checkout, with this Python, in the repository root.
     cmd += ["--wrap", f"exec {sys.executable} -m grader slurm-task {manifest}"]
-    proc = _run(cmd)
-    if proc.returncode != 0:
-        raise SlurmError(f"sbatch failed: {(proc.stderr or proc.stdout).strip()}")
-    job = proc.stdout.strip().split(";")[0]
+    # Not asked again on failure: an sbatch that timed out may have submitted the job.
+    res = _exec(cmd)
+    if not res.ok:
+        raise SlurmError(f"sbatch failed: {_why(res)}")
+    lines = _lines(res.output, "sbatch")
+    job = lines[-1].split(";")[0] if lines else ""
     if not job.isdigit():
-        raise SlurmError(f"sbatch gave no job id: {proc.stdout.strip()!r}")
+        raise SlurmError(f"sbatch gave no job id: {res.output.strip()!r}")
     _state_path(out).write_text(json.dumps({"job": job, "name": _name(out),
                                             "manifest": str(manifest), "specs": specs},
                                            indent=2) + "\n")
@@ -193,9 +312,11 @@ def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
 
 def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | None = None,
            total: int | None = None, already: int = 0,
-           roster: dict[str, str] | None = None) -> None:
-    """Waits for `job` to leave the queue, printing the scheduler's counts when they
-    change and each student as their result arrives."""
+           roster: dict[str, str] | None = None) -> dict[int, str]:
+    """Waits until Slurm says `job` is over, printing the scheduler's counts when
+    they change and each student as their result arrives; returns sacct's final
+    task states ({} without accounting). Raises SlurmUnreachable (nothing
+    written) where squeue keeps failing: the job may still be running."""
     poll = POLL_SECONDS if poll is None else poll
     students = out / "students"
     ids = submissions.student_ids(specs, roster)
@@ -204,9 +325,13 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
     start_mtimes = {n: _mtime(students / n / "result.json") for n in names}
     started = time.time()
     last = ""
+    gone = None         # when squeue first listed none of the job's tasks
     total = total or len(names)
     while True:
-        states = queue_states(job)
+        try:
+            states = queue_states(job, progress)
+        except SlurmUnreachable as e:
+            raise _lost(job, e, "following") from None
         for n in names:
             m = _mtime(students / n / "result.json")
             if m and m != start_mtimes[n] and n not in seen:
@@ -223,8 +348,22 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
         if line != last:
             progress(line)
             last = line
-        if not states:
-            return
+        if not _in_queue(states):
+            # squeue says the job is over; sacct (where there is accounting) must
+            # not say a task is still pending or running. It may lag behind the
+            # controller for a while: past RETRY_SECONDS, squeue has the last word.
+            final = finished_states(job, progress)
+            late = sorted(i for i, st in final.items() if st in ACTIVE)
+            gone = time.monotonic() if gone is None else gone
+            if not late:
+                return final
+            if time.monotonic() - gone > RETRY_SECONDS:
+                progress(f"[slurm] squeue lists no task of job {job}, sacct still names "
+                         f"task(s) {', '.join(map(str, late))} {final[late[0]].lower()}: "
+                         "taking squeue's word")
+                return final
+        else:
+            gone = None
         time.sleep(poll)
 
 
@@ -253,10 +392,16 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
 
     # A job of an earlier run that is still queued or running: follow it first.
     state = _load_state(config.out)
-    if state and queue_states(state["job"]) and _job_name(state["job"]) == state.get("name"):
-        progress(f"[slurm] job {state['job']} of an earlier run is still in the queue: "
-                 "following it")
-        follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
+    if state:
+        try:
+            earlier = (_in_queue(queue_states(state["job"], progress))
+                       and _job_name(state["job"], progress) == state.get("name"))
+        except SlurmUnreachable as e:
+            raise _lost(state["job"], e, "looking for the earlier run's") from None
+        if earlier:
+            progress(f"[slurm] job {state['job']} of an earlier run is still in the queue: "
+                     "following it")
+            follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
     while True:
         done, todo = [], []
@@ -272,12 +417,11 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
             progress(f"[slurm] not waiting: run the same command again to follow job {job} "
                      "and write the gradebook")
             return done
-        follow(config.out, job, todo, progress, total=len(specs), already=len(done),
-               roster=config.roster)
+        final = follow(config.out, job, todo, progress, total=len(specs), already=len(done),
+                       roster=config.roster)
         missing = [s for s in todo
                    if batch.previous_result(s, ids[s], students, course, config) is None]
         if missing:
-            final = finished_states(job)
             for i, spec in enumerate(todo):
                 if spec in missing:
                     name = ids[spec]

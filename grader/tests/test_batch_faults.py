@@ -208,6 +208,19 @@ def test_an_out_folder_that_cannot_be_written_is_one_clear_line(tmp_path, capsys
     assert err[0].startswith("error: cannot use ") and "a-file" in err[0]
 
 
+def test_a_nearly_full_disk_is_refused_before_anything_is_built(tmp_path, monkeypatch, capsys,
+                                                              offline_batch):
+    from collections import namedtuple
+    from grader import cli
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(batch.shutil, "disk_usage", lambda p: usage(1 << 40, 1 << 40, 5 << 20))
+    spec = str(student_folder(tmp_path, "ora"))
+    code = cli.main(["batch", spec, "--out", str(tmp_path / "out"), "--lab", "01"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "has 5 MB free" in err[0] and "out" in err[0]
+    assert offline_batch == []
+
+
 def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
     made = []
     monkeypatch.setattr(batch.submissions, "copy_harness", lambda repo, dest: dest.mkdir(
