@@ -4,10 +4,24 @@ Runs every lab's bandwidth test against its reference solution, several
 times, and proposes threshold = margin x the lowest fraction of the copy
 ceiling measured (default margin 0.85), floor = threshold / 2. With --write
 the thresholds go into grader/labs.toml, for the instructor to commit as the
-course GPU's."""
+course GPU's.
+
+Writing edits the file in place, value by value: `threshold` and `floor` of
+each calibrated lab's [labs.<id>] table and `gpu` of [course], keeping every
+other line (comments included) byte for byte. Not tomlkit, which would keep
+comments too: the grading machine has the standard library only and nothing
+can be installed there, and tomllib only reads. So the edit is checked instead:
+the edited text is parsed again and must validate (labmeta's schema) and equal
+the old data with exactly those values changed, and differ from the old text
+only on those lines, before it replaces the file (a temporary file in the same
+folder, then os.replace: a reader sees the old file or the new, never half)."""
 from __future__ import annotations
 
+import copy
+import os
 import re
+import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,18 +75,128 @@ def measure(build_dir: Path, repeats: int = 3, margin: float = 0.85,
     return out
 
 
-def write(calibrations: list[Calibration], gpu: str, path: Path = labmeta.LABS_TOML) -> None:
-    text = path.read_text()
-    for c in calibrations:
-        section = re.search(rf"^\[labs\.{re.escape(c.lab)}\]$.*?(?=^\[|\Z)", text, re.M | re.S)
-        if section is None:
+# A table header, [a.b] (or [[a.b]]), with an optional comment after it.
+_HEADER = re.compile(r"\s*\[\[?(?P<name>[^\[\]#]+)\]\]?\s*(#.*)?")
+# key = value [# comment], the value a number or a one-line string.
+_NUMBER = r"[-+]?[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][-+]?[0-9_]+)?|[-+]?(?:inf|nan)"
+_STRING = r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\''
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of text, each with its end (only \\n ends a line in TOML; \\r\\n stays)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _table_path(line: str) -> tuple[str, ...] | None:
+    """The key path of a table header line ([labs."01_x"] -> ("labs", "01_x")), else None."""
+    m = _HEADER.fullmatch(line.rstrip("\r\n"))
+    if m is None:
+        return None
+    try:
+        data = tomllib.loads(f"[{m.group('name')}]")
+    except tomllib.TOMLDecodeError:
+        return None
+    path = []
+    while isinstance(data, dict) and len(data) == 1:
+        key, data = next(iter(data.items()))
+        path.append(key)
+    return tuple(path)
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, str):
+        out = "".join('\\"' if ch == '"' else "\\\\" if ch == "\\"
+                      else f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7f else ch
+                      for ch in value)
+        return f'"{out}"'
+    return repr(float(value))     # a float, as TOML writes it (0.49, 1.0, nan)
+
+
+def _set_value(lines: list[str], table: tuple[str, ...], key: str, value, path: Path) -> int:
+    """Replaces the value of `key = ...` inside [table] in place (what follows the value,
+    a comment included, stays); returns the line's index."""
+    current = None
+    found = []
+    k = re.escape(key)
+    line_re = re.compile(rf"(?P<head>\s*(?:{k}|\"{k}\"|'{k}')\s*=\s*)"
+                         rf"(?P<value>{_NUMBER}|{_STRING})(?P<tail>\s*(?:#.*)?)")
+    for i, line in enumerate(lines):
+        name = _table_path(line)
+        if name is not None:
+            current = name
             continue
-        body = re.sub(r"^threshold = .*$", f"threshold = {c.threshold}", section.group(0), flags=re.M)
-        body = re.sub(r"^floor = .*$", f"floor = {c.floor}", body, flags=re.M)
-        text = text[:section.start()] + body + text[section.end():]
-    text = re.sub(r'^gpu = ".*?"', f'gpu = "{gpu}"', text, count=1, flags=re.M)
-    path.write_text(text)
-    labmeta.load(path)  # still valid
+        if current == table:
+            body = line.rstrip("\r\n")
+            m = line_re.fullmatch(body)
+            if m is not None:
+                found.append((i, m, line[len(body):]))
+    where = "[" + ".".join(table) + "]"
+    if len(found) != 1:
+        raise labmeta.CourseFileError(path, [
+            f"{where} {key}: calibrate found {len(found)} lines `{key} = <value>` in this "
+            "table, not one: edit the file by hand"])
+    i, m, eol = found[0]
+    lines[i] = m.group("head") + _toml_value(value) + m.group("tail") + eol
+    return i
+
+
+def edit(text: str, calibrations: list[Calibration], gpu: str,
+         path: Path = labmeta.LABS_TOML) -> str:
+    """The course file's text with each calibration's threshold and floor, and [course]
+    gpu, changed and nothing else. Raises labmeta.CourseFileError if the text is not a
+    valid course file, before or after, or if anything else would change."""
+    old = labmeta.parse(text, path)
+    expected = copy.deepcopy(old)
+    changes = [(("course",), "gpu", gpu)]
+    for c in calibrations:
+        if c.lab not in old["labs"]:
+            raise labmeta.CourseFileError(path, [f"[labs.{c.lab}]: no such lab to calibrate"])
+        changes += [(("labs", c.lab), "threshold", float(c.threshold)),
+                    (("labs", c.lab), "floor", float(c.floor))]
+    lines = _lines(text)
+    edited = set()
+    for table, key, value in changes:
+        edited.add(_set_value(lines, table, key, value, path))
+        entry = expected
+        for part in table:
+            entry = entry[part]
+        entry[key] = value
+    new_text = "".join(lines)
+    new = labmeta.parse(new_text, path)   # still valid: CourseFileError if not
+    before, after = _lines(text), _lines(new_text)
+    stray = [str(n + 1) for n, (a, b) in enumerate(zip(before, after))
+             if a != b and n not in edited]
+    if len(before) != len(after):
+        stray.append("the number of lines")
+    if new != expected:
+        stray.append("the parsed data")
+    if stray:
+        raise labmeta.CourseFileError(path, [
+            "calibrate's edit would change more than threshold, floor and gpu (it changes "
+            f"{', '.join(stray)}): nothing written; edit the file by hand"])
+    return new_text
+
+
+def write(calibrations: list[Calibration], gpu: str, path: Path = labmeta.LABS_TOML) -> None:
+    """Writes the calibrations into the course file (see the module's docstring); the
+    file is left as it was if anything is wrong."""
+    path = Path(path)
+    text = edit(path.read_bytes().decode("utf-8"), calibrations, gpu, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool) -> int:

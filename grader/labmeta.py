@@ -6,6 +6,9 @@ Run as a script (meson does, at configure and build time):
 """
 from __future__ import annotations
 
+import difflib
+import math
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -63,36 +66,215 @@ class Course:
         raise KeyError(f"unknown lab {lab_id!r}; the labs are: {known}")
 
 
+class CourseFileError(ValueError):
+    """labs.toml does not fit the schema: every problem found, each naming its table
+    and key. A ValueError, so the CLI prints it as `error: ...` and exits 2."""
+
+    def __init__(self, path: Path | str, problems: list[str]):
+        self.path = Path(path)
+        self.problems = list(problems)
+        n = len(self.problems)
+        super().__init__(f"{path}: {n} problem{'s' if n != 1 else ''} in the course file:\n"
+                         + "\n".join(f"  {p}" for p in self.problems))
+
+
+# --- The schema -------------------------------------------------------------------
+# Plain Python (no jsonschema: the grading machine has the standard library only).
+# Each table maps key -> (check, required); a check returns None or what is wrong.
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _text(v):
+    return None if isinstance(v, str) and v.strip() else "must be a non-empty string"
+
+
+def _boolean(v):
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+def _count(v):
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return None
+    return "must be a whole number >= 0"
+
+
+def _positive(v):
+    return None if _is_number(v) and v > 0 else "must be a number > 0"
+
+
+def _threshold(v):
+    if _is_number(v) and 0 < v <= THRESHOLD_MAX:
+        return None
+    return f"must be a number in (0, {THRESHOLD_MAX}] (a fraction of the copy ceiling)"
+
+
+def _floor(v):
+    # Against the threshold: see _lab_problems.
+    return None if _is_number(v) and v >= 0 else "must be a number >= 0"
+
+
+def _kind(v):
+    return None if v in KINDS else f"must be one of {', '.join(KINDS)}"
+
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def _files(v):
+    if not isinstance(v, list) or not v:
+        return "must be a non-empty list of file names"
+    bad = [f for f in v if not isinstance(f, str) or not _FILE_NAME.fullmatch(f)]
+    if bad:
+        return (f"has {', '.join(map(repr, bad))}: each must be a plain file name "
+                "(letters, digits, _ . + -; no folder, space or comma)")
+    if len(set(v)) != len(v):
+        return "lists a file twice"
+    return None
+
+
+def _forbidden(v):
+    if not isinstance(v, list):
+        return "must be a list of strings"
+    if any(not isinstance(s, str) or not s.strip() for s in v):
+        return "must hold non-empty strings only (an empty one would match every file)"
+    return None
+
+
+def _anchors(v):
+    if not isinstance(v, dict):
+        return 'must be a table of "log2(n)" = GB/s, e.g. { "20" = 217 }'
+    bad = [f"{k!r} = {x!r}" for k, x in v.items()
+           if not (re.fullmatch(r"[0-9]{1,2}", k) and int(k) <= ANCHOR_LOG2_MAX
+                   and _is_number(x) and x > 0)]
+    if bad:
+        return (f"has {', '.join(bad)}: keys must be log2 of the element count "
+                f'("0" to "{ANCHOR_LOG2_MAX}"), values a number of GB/s > 0')
+    return None
+
+
+THRESHOLD_MAX = 1.5     # a fraction of a copy ceiling: above 1.5 is a typo
+ANCHOR_LOG2_MAX = 40
+TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}   # table -> required
+COURSE_KEYS = {"gpu": (_text, True)}
+LAB_KEYS = {
+    "title": (_text, True),
+    "kind": (_kind, True),
+    "files": (_files, True),
+    "points_correctness": (_count, True),
+    "points_performance": (_count, True),
+    "threshold": (_threshold, True),
+    "floor": (_floor, True),
+    "forbidden": (_forbidden, False),
+    "anchor_gbps": (_anchors, False),
+    "beats_cub": (_boolean, False),
+    "rdc": (_boolean, False),
+}
+PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
+_LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")
+
+
+def _unknown(where: str, key: str, known, what: str = "key") -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"the {what}s are: {', '.join(known)}"
+    return f"{where} {key}: unknown {what} ({hint})"
+
+
+def _table_problems(where: str, table, schema: dict) -> list[str]:
+    if not isinstance(table, dict):
+        return [f"{where}: must be a table, not {type(table).__name__}"]
+    problems = [_unknown(where, k, schema) for k in table if k not in schema]
+    for key, (check, required) in schema.items():
+        if key not in table:
+            if required:
+                problems.append(f"{where} {key}: missing (required)")
+        elif (why := check(table[key])) is not None:
+            problems.append(f"{where} {key} = {table[key]!r}: {why}")
+    return problems
+
+
+def _lab_problems(lab_id: str, entry) -> list[str]:
+    where = f"[labs.{lab_id}]"
+    problems = []
+    if not _LAB_ID.fullmatch(lab_id):
+        problems.append(f"{where}: the lab id must be a number, _ and a name "
+                        "(letters, digits, _ -), e.g. 04_sequential_addressing")
+    problems += _table_problems(where, entry, LAB_KEYS)
+    if isinstance(entry, dict) and _threshold(entry.get("threshold")) is None \
+            and _floor(entry.get("floor")) is None and entry["floor"] > entry["threshold"]:
+        problems.append(f"{where} floor = {entry['floor']!r}: must not exceed threshold "
+                        f"({entry['threshold']!r}); performance points run from floor to "
+                        "threshold")
+    return problems
+
+
+def validate(data: dict, path: Path | str = LABS_TOML) -> None:
+    """Checks parsed labs.toml against the schema; raises CourseFileError listing every
+    problem (unknown tables or keys, wrong types, values out of range)."""
+    problems = [_unknown("top level:", k, TOP_LEVEL, "table") for k in data if k not in TOP_LEVEL]
+    problems += [f"[{name}]: missing (required)" for name, required in TOP_LEVEL.items()
+                 if required and name not in data]
+    if "course" in data:
+        problems += _table_problems("[course]", data["course"], COURSE_KEYS)
+    ceilings = data.get("ceilings", {})
+    if not isinstance(ceilings, dict):
+        problems.append("[ceilings]: must be a table of GPU model = GB/s")
+    else:
+        problems += [f"[ceilings] {model!r} = {v!r}: must be a number of GB/s > 0"
+                     for model, v in ceilings.items() if _positive(v) is not None]
+    labs = data.get("labs", {})
+    if not isinstance(labs, dict):
+        problems.append("[labs]: must hold one table per lab, [labs.<id>]")
+    else:
+        if "labs" in data and not labs:
+            problems.append("[labs]: no lab in it")
+        for lab_id, entry in labs.items():
+            problems += _lab_problems(lab_id, entry)
+        numbers: dict[str, list[str]] = {}
+        for lab_id in labs:
+            numbers.setdefault(lab_id.split("_", 1)[0], []).append(lab_id)
+        problems += [f"[labs.{ids[1]}]: number {n} is also lab {ids[0]} (`grade {n}` must "
+                     "name one lab)" for n, ids in numbers.items() if len(ids) > 1]
+    peers = data.get("peers", {})
+    if not isinstance(peers, dict):
+        problems.append("[peers]: must hold one table per peer, [peers.<id>]")
+    else:
+        for peer_id, entry in peers.items():
+            problems += _table_problems(f"[peers.{peer_id}]", entry, PEER_KEYS)
+    if problems:
+        raise CourseFileError(path, problems)
+
+
+def parse(text: str, path: Path | str = LABS_TOML) -> dict:
+    """The TOML text, parsed and validated (CourseFileError if it is not valid)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CourseFileError(path, [f"not valid TOML: {e}"]) from None
+    validate(data, path)
+    return data
+
+
 def load(path: Path = LABS_TOML) -> Course:
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
-    labs = []
-    for lab_id, entry in data.get("labs", {}).items():
-        try:
-            lab = Lab(id=lab_id, title=entry["title"], kind=entry["kind"],
-                      files=tuple(entry["files"]),
-                      points_correctness=int(entry["points_correctness"]),
-                      points_performance=int(entry["points_performance"]),
-                      threshold=float(entry["threshold"]), floor=float(entry["floor"]),
-                      forbidden=tuple(entry.get("forbidden", ())),
-                      anchor_gbps=_anchors(entry),
-                      beats_cub=bool(entry.get("beats_cub", False)),
-                      rdc=bool(entry.get("rdc", False)))
-        except KeyError as missing:
-            raise ValueError(f"{path}: lab {lab_id} lacks {missing}") from None
-        if lab.kind not in KINDS:
-            raise ValueError(f"{path}: lab {lab_id} has unknown kind {lab.kind!r}")
-        if not 0 <= lab.floor <= lab.threshold:
-            raise ValueError(f"{path}: lab {lab_id} needs 0 <= floor <= threshold")
-        labs.append(lab)
-    peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchors(p))
+    """The course of a labs.toml, validated first: CourseFileError lists what is wrong."""
+    path = Path(path)
+    data = parse(path.read_bytes().decode("utf-8"), path)
+    labs = tuple(
+        Lab(id=lab_id, title=entry["title"], kind=entry["kind"], files=tuple(entry["files"]),
+            points_correctness=entry["points_correctness"],
+            points_performance=entry["points_performance"],
+            threshold=float(entry["threshold"]), floor=float(entry["floor"]),
+            forbidden=tuple(entry.get("forbidden", ())), anchor_gbps=_anchor_map(entry),
+            beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False))
+        for lab_id, entry in data["labs"].items())
+    peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
                   for pid, p in data.get("peers", {}).items())
     ceilings = {str(k): float(v) for k, v in data.get("ceilings", {}).items()}
-    return Course(gpu=data.get("course", {}).get("gpu", ""), labs=tuple(labs), peers=peers,
-                  ceilings=ceilings)
+    return Course(gpu=data["course"]["gpu"], labs=labs, peers=peers, ceilings=ceilings)
 
 
-def _anchors(entry: dict) -> dict[int, float]:
+def _anchor_map(entry: dict) -> dict[int, float]:
     return {int(k): float(v) for k, v in entry.get("anchor_gbps", {}).items()}
 
 
@@ -135,6 +317,14 @@ def build_list(course: Course) -> str:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except CourseFileError as e:
+        print(f"labmeta.py: {e}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str]) -> int:
     if len(argv) == 4 and argv[1] == "header":
         text = header(load(Path(argv[2])))
         out = Path(argv[3])
