@@ -35,6 +35,7 @@ from pathlib import Path
 
 from . import feedback, gpus, grade, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
+from .pace import Pace
 from .sandbox import Limits
 
 # A batch's ceiling may differ from the course's calibration by this much
@@ -384,7 +385,8 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
 
     # Each worker: set up, measure, preflight; then grade while there is work.
     lock = threading.Lock()
-    started = time.time()
+    pace = Pace(total=total, already=len(done), workers=len(workers))
+    pace.write_status(config.out / "status.json")
     errors: list[BaseException] = []
     ready = threading.Barrier(len(workers))
 
@@ -425,8 +427,10 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                 store.write_student(students_dir, res)
                 with lock:
                     done.append(res)
-                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}"
-                             f"  [{time.time() - started:.0f} s]")
+                    pace.add(res)
+                    pace.write_status(config.out / "status.json")
+                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}  "
+                             + pace.progress())
             if worker.ceilings and not stop.is_set():
                 worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
                                         course, "after")
@@ -468,6 +472,8 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     if errors and not done:
         raise errors[0] if isinstance(errors[0], tools.SetupError) else \
             BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
+    report["pace"] = pace.to_dict()
+    progress(pace.summary())
     report["workers"] = [{"gpu": w.gpu.uuid if w.gpu else None,
                           "ceilings": {k: asdict(c) for k, c in w.ceilings.items()}}
                          for w in workers]

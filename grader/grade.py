@@ -6,10 +6,12 @@ the trusted checker driving the runner, the score, and the small cases again
 under compute-sanitizer (GPU labs, when it is installed)."""
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import secrets
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +70,32 @@ def refused(lab: labmeta.Lab, why: str) -> LabResult:
     return _blank(lab, "refused", why)
 
 
-def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Path = tools.REPO,
+class Phases:
+    """Seconds spent in each phase of grading one lab (build, policy, tests,
+    sanitizer): what a batch adds up to show where its time went."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.monotonic() - started, 2)
+
+
+def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
+    """Grades one lab (_grade_lab) and records how long each phase took."""
+    phases = Phases()
+    result = _grade_lab(lab, build_dir, phases=phases, **kw)
+    result.timing = phases.seconds
+    return result
+
+
+def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str = "labs",
+               repo: Path = tools.REPO,
               timeout: float = 600.0, perf: bool = True, seed: int | None = None,
               env: dict[str, str] | None = None, sanitize: bool = True,
               isolation=None, ceiling_gbps: float | None = None,
@@ -85,8 +112,9 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Pa
     violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
     target = runner_target(lab, impl)
     sandboxed = hasattr(isolation, "build")
-    built = (isolation.build(build_dir, target, tree=repo) if sandboxed
-             else tools.build(build_dir, target))
+    with phases("build"):
+        built = (isolation.build(build_dir, target, tree=repo) if sandboxed
+                 else tools.build(build_dir, target))
     if not built.ok:
         if built.machine_fault:
             return _blank(lab, "error", f"the build failed for the machine's sake, not the "
@@ -101,10 +129,11 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Pa
             reference = _reference(repo, lab, name)
             if reference is None:
                 continue  # a student's own copy: the instructor's batch runs this check
-            checked = policy.check_linked(
-                lab, lab_dir / name, skeleton_file=tools.REPO / "labs" / lab.id / name,
-                reference_file=reference, include_dirs=[repo / "common"],
-                work=policy_work or build_dir / "policy")
+            with phases("policy"):
+                checked = policy.check_linked(
+                    lab, lab_dir / name, skeleton_file=tools.REPO / "labs" / lab.id / name,
+                    reference_file=reference, include_dirs=[repo / "common"],
+                    work=policy_work or build_dir / "policy")
             violations += checked.violations
             if not checked.judged:
                 # It built for grading but could not be checked: fail closed (the
@@ -117,17 +146,20 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, *, impl: str = "labs", repo: Pa
     iso = isolation_mod.contained() if own else isolation
     try:
         runner = build_dir / "tests" / target
-        run = run_checker(build_dir / "tests" / checker_target(lab), lab.id, iso.runner(runner),
-                          impl=impl, timeout=timeout, seed=seed, perf=perf, env=env,
-                          ceiling_gbps=ceiling_gbps, gpu_expected=gpu_expected and lab.needs_gpu,
-                          call_timeout=min(60.0, timeout / 2))
+        with phases("tests"):
+            run = run_checker(build_dir / "tests" / checker_target(lab), lab.id,
+                              iso.runner(runner), impl=impl, timeout=timeout, seed=seed,
+                              perf=perf, env=env, ceiling_gbps=ceiling_gbps,
+                              gpu_expected=gpu_expected and lab.needs_gpu,
+                              call_timeout=min(60.0, timeout / 2))
         result = score(lab, run)
         note = iso.note()
         if note and result.status == "graded" and result.points_correctness == 0 \
                 and not (result.first_failure and result.first_failure.hint == "not_implemented"):
             result.notes.append(note)
         if sanitize and lab.needs_gpu and result.status == "graded" and result.points_correctness:
-            _sanitize(lab, build_dir, runner, iso, result, env, seed)
+            with phases("sanitizer"):
+                _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
         if own:
             iso.cleanup()

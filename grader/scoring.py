@@ -59,6 +59,7 @@ class LabResult:
     seed: str = ""
     notes: list[str] = field(default_factory=list)
     sanitizer: dict[str, str] = field(default_factory=dict)  # tool -> clean | findings | ...
+    timing: dict[str, float] = field(default_factory=dict)   # phase -> seconds (grade.Phases)
 
     @property
     def points(self) -> float:
