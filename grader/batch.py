@@ -120,6 +120,7 @@ class Worker:
         self.build = self.src / "build"
         self.sandbox = None
         self.ceilings: dict[str, Ceiling] = {}
+        self.reference_fraction: dict[str, float | None] = {}   # lab id -> preflight's figure
 
     @property
     def env(self) -> dict[str, str]:
@@ -188,8 +189,13 @@ class Worker:
             for lab in labs:
                 # The linked policy check too: the reference against itself must
                 # compile and be judged clean here, or no student's file can be.
+                # Timed too: a student's feedback quotes the reference's fraction on
+                # this GPU (about 10 s a lab, once per worker).
+                side = "gpu" if lab.needs_gpu else "cpu"
                 r = grade.grade_lab(lab, self.build, repo=self.src, timeout=self.config.timeout,
-                                    perf=False, env=self.env, sanitize=False, isolation=cell,
+                                    perf=self.config.perf, env=self.env, sanitize=False,
+                                    isolation=cell, ceiling_gbps=self.ceilings[side].before
+                                    if side in self.ceilings else None,
                                     gpu_expected=self.gpu_expected,
                                     linked_policy=self.config.linked_policy,
                                     policy_work=self.root / "policy")
@@ -200,8 +206,10 @@ class Worker:
                         f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
                         f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
                         "The machine or the grader is at fault; nobody was graded.")
+                self.reference_fraction[lab.id] = r.fraction
                 progress(f"[batch] preflight {lab.id}: reference passes "
-                         f"({r.tests_passed} tests)")
+                         f"({r.tests_passed} tests" +
+                         (f", {r.fraction:.3f} of the copy ceiling" if r.fraction else "") + ")")
         finally:
             if cell is not None:
                 cell.cleanup()
@@ -233,12 +241,7 @@ class Worker:
                                    options=self.config.fingerprint())
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             for lab in labs:
-                result.labs.append(grade.grade_lab(
-                    lab, self.build, impl="labs", repo=self.src, timeout=self.config.timeout,
-                    perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
-                    isolation=cell, gpu_expected=self.gpu_expected,
-                    ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
-                    linked_policy=self.config.linked_policy, policy_work=self.root / "policy"))
+                result.labs.append(self._grade_lab(lab, cell, ceiling))
             errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == "error"]
             if errors:
                 result.error = "not graded (a fault of the machine or the grader): " + \
@@ -249,6 +252,16 @@ class Worker:
                 sub.workdir.cleanup()
             if cell is not None:
                 cell.cleanup()
+
+    def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float]):
+        r = grade.grade_lab(
+            lab, self.build, repo=self.src, timeout=self.config.timeout,
+            perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
+            isolation=cell, gpu_expected=self.gpu_expected,
+            ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
+            linked_policy=self.config.linked_policy, policy_work=self.root / "policy")
+        r.reference_fraction = self.reference_fraction.get(lab.id)
+        return r
 
     def close(self) -> None:
         if self.sandbox is not None:

@@ -64,6 +64,7 @@ def _lab_lines(r: LabResult) -> list[str]:
     if r.gbps is not None:
         lines.append(f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
                      f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}")
+        lines += _below_threshold(r)
     if r.first_failure:
         lines.append(f"- first failure: `{r.first_failure.test}` ({r.first_failure.describe()})")
         for h in r.hints:
@@ -73,6 +74,22 @@ def _lab_lines(r: LabResult) -> list[str]:
     for note in r.notes:
         lines.append(f"- note: {note}")
     return lines + [""]
+
+
+def _below_threshold(r: LabResult) -> list[str]:
+    """Why a correct lab lost performance points, and where to look."""
+    if r.fraction is None or r.points_performance >= r.max_performance or not r.correct:
+        return []
+    got = ("no performance points: points start at the floor" if r.fraction <= r.floor else
+           f"{r.points_performance:g} of {r.max_performance} performance points: full points "
+           "at the threshold")
+    ref = (f"; the reference solution reached {r.reference_fraction:.3f} on this GPU in this "
+           "batch" if r.reference_fraction else "")
+    return [f"  - {got} ({r.fraction:.3f} of the ceiling against a threshold of {r.threshold} "
+            f"and a floor of {r.floor}){ref}.",
+            f"  - what to look at: the \"Bandwidth threshold\" section of "
+            f"labs/{r.lab}/README.md, and `python3 -m grader grade {r.lab[:2]}` to measure "
+            "again on your machine."]
 
 
 def markdown(res: StudentResult) -> str:

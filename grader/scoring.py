@@ -60,6 +60,8 @@ class LabResult:
     notes: list[str] = field(default_factory=list)
     sanitizer: dict[str, str] = field(default_factory=dict)  # tool -> clean | findings | ...
     timing: dict[str, float] = field(default_factory=dict)   # phase -> seconds (grade.Phases)
+    # What the reference solution reached in the same batch, on the same GPU (preflight).
+    reference_fraction: float | None = None
 
     @property
     def points(self) -> float:
