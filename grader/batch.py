@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import feedback, gpus, grade, labmeta, proc, store, submissions, tools
+from . import class_report, feedback, gpus, grade, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
 from .pace import Pace
 from .sandbox import Limits
@@ -524,4 +524,5 @@ def _finish(config: BatchConfig, labs: list[labmeta.Lab], results: list[StudentR
     store.write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
     store.write_atomic(config.out / "gradebook.csv",
                        feedback.gradebook_csv(results, [lab.id for lab in labs]))
-    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}")
+    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}, "
+             f"report: {class_report.write(config.out, results, labs)}")

@@ -43,7 +43,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from . import batch, labmeta, proc, store, submissions, tools
+from . import batch, class_report, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult, gradebook_csv
 from .sandbox import Limits
 
@@ -442,7 +442,8 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
         results.append(res)
     store.write_atomic(config.out / "gradebook.csv",
                        gradebook_csv(results, [lab.id for lab in labs]))
-    progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}")
+    progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}, "
+             f"report: {class_report.write(config.out, results, labs)}")
     return results
 
 
