@@ -1,0 +1,228 @@
+"""The course file (grader/labs.toml) is strict: labmeta validates it against a
+schema before anything uses it, and calibrate edits only the values it means to,
+keeping every comment, and never writes a file that would not validate."""
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from grader import calibrate, cli, labmeta
+from grader.calibrate import Calibration
+from grader.labmeta import CourseFileError
+
+REAL = labmeta.LABS_TOML
+TEXT = REAL.read_text()
+
+
+def copy_with(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
+    """labs.toml with the first `count` occurrences of old replaced by new."""
+    assert TEXT.count(old) >= count, old
+    path = tmp_path / "labs.toml"
+    path.write_text(TEXT.replace(old, new, count))
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(CourseFileError) as e:
+        labmeta.load(path)
+    assert str(path) in str(e.value)
+    return e.value.problems
+
+
+# --- validation -----------------------------------------------------------------------------
+
+def test_the_real_course_file_validates():
+    course = labmeta.load()
+    assert len(course.labs) == 11 and course.gpu
+    labmeta.validate(tomllib.loads(TEXT))
+
+
+def test_a_misspelt_forbidden_names_the_lab_and_the_key(tmp_path):
+    path = copy_with(tmp_path, 'threshold = 0.16\nfloor = 0.08\nforbidden = [',
+                     'threshold = 0.16\nfloor = 0.08\nforbiden = [')
+    found = problems(path)
+    assert len(found) == 1
+    assert "[labs.02_interleaved]" in found[0] and "forbiden" in found[0]
+    assert "unknown key" in found[0] and "did you mean 'forbidden'" in found[0]
+
+
+def test_an_unknown_top_level_table_fails(tmp_path):
+    path = copy_with(tmp_path, "[ceilings]", "[ceiling]")
+    found = problems(path)
+    assert len(found) == 1 and "ceiling" in found[0] and "unknown table" in found[0]
+
+
+def test_a_threshold_given_as_a_string_fails(tmp_path):
+    found = problems(copy_with(tmp_path, "threshold = 0.16\n", 'threshold = "0.16"\n'))
+    assert len(found) == 1
+    assert "[labs.02_interleaved] threshold" in found[0] and "must be a number" in found[0]
+
+
+def test_a_threshold_out_of_range_fails(tmp_path):
+    found = problems(copy_with(tmp_path, "threshold = 0.16\n", "threshold = 3.0\n"))
+    assert len(found) == 1
+    assert "[labs.02_interleaved] threshold = 3.0" in found[0] and "1.5" in found[0]
+    found = problems(copy_with(tmp_path, "threshold = 0.16\n", "threshold = 0\n"))
+    assert "[labs.02_interleaved] threshold = 0" in found[0]
+
+
+def test_a_floor_above_the_threshold_fails(tmp_path):
+    found = problems(copy_with(tmp_path, "floor = 0.08\n", "floor = 0.2\n"))
+    assert len(found) == 1
+    assert "[labs.02_interleaved] floor = 0.2" in found[0] and "threshold" in found[0]
+
+
+def test_every_problem_is_listed_not_just_the_first(tmp_path):
+    text = (TEXT.replace("[ceilings]", "[ceiling]")
+            .replace('kind = "gpu_max"', 'kind = "gpu_min"')
+            .replace("points_performance = 4\nthreshold = 0.123",
+                     "points_performance = -4\nthreshold = 0.123")
+            .replace('files = ["cpu_sum.cpp"]', 'files = []')
+            .replace('anchor_gbps = { "20" = 217', 'anchor_gbps = { "twenty" = 217')
+            .replace("beats_cub = true", 'beats_cub = "yes"')
+            .replace('[peers.cub_max]\ntitle', '[peers.cub_max]\ntitel'))
+    path = tmp_path / "labs.toml"
+    path.write_text(text)
+    with pytest.raises(CourseFileError) as e:
+        labmeta.load(path)
+    found = e.value.problems
+    expected = [("top level", "ceiling"), ("[labs.08_max_reduction]", "kind"),
+                ("[labs.03_strided_index]", "points_performance"),
+                ("[labs.01_cpu_baseline]", "files"), ("[labs.02_interleaved]", "anchor_gbps"),
+                ("[labs.09_shuffle_vector_loads]", "beats_cub"), ("[peers.cub_max]", "titel")]
+    assert len(found) == len(expected), found
+    for where, key in expected:
+        assert any(where in p and key in p for p in found), (where, key, found)
+    message = str(e.value)
+    assert message.startswith(f"{path}: {len(expected)} problems")
+    assert all(p in message for p in found)
+
+
+def test_missing_keys_and_tables_and_wrong_shapes(tmp_path):
+    found = problems(copy_with(tmp_path, "points_correctness = 6\n", ""))
+    assert found == ["[labs.01_cpu_baseline] points_correctness: missing (required)"]
+    found = problems(copy_with(tmp_path, '[course]\ngpu = "NVIDIA H200"', "[course]"))
+    assert found == ["[course] gpu: missing (required)"]
+    found = problems(copy_with(tmp_path, '"NVIDIA H200" = 4260.0', '"NVIDIA H200" = -1'))
+    assert len(found) == 1 and "[ceilings] 'NVIDIA H200'" in found[0]
+    found = problems(copy_with(tmp_path, '"cudaMemcpy", ', '"", '))
+    assert len(found) == 1 and "[labs.02_interleaved] forbidden" in found[0]
+    found = problems(copy_with(tmp_path, "[labs.02_interleaved]", "[labs.01_interleaved]"))
+    assert len(found) == 1 and "number 01 is also lab 01_cpu_baseline" in found[0]
+    found = problems(copy_with(tmp_path, "rdc = true", "rdc = 1"))
+    assert len(found) == 1 and "[labs.10_nested_dynamic] rdc" in found[0]
+
+
+def test_a_file_that_is_not_toml_names_the_file(tmp_path):
+    found = problems(copy_with(tmp_path, "floor = 0.08\n", "floor = \n"))
+    assert len(found) == 1 and "not valid TOML" in found[0]
+
+
+def test_the_cli_prints_one_clear_error_and_exits_2(tmp_path, monkeypatch, capsys):
+    bad = copy_with(tmp_path, "forbidden = [", "forbiden = [")
+    real_load = labmeta.load
+    monkeypatch.setattr(labmeta, "load", lambda path=bad: real_load(bad))
+    assert cli.main(["gpucheck", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: 1 problem in the course file:")
+    assert "[labs.01_cpu_baseline] forbiden: unknown key" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_meson_helper_says_what_is_wrong(tmp_path):
+    bad = copy_with(tmp_path, "threshold = 0.49", "threshold = 4.9")
+    run = subprocess.run([sys.executable, str(REAL.parent / "labmeta.py"), "list", str(bad)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and run.stdout == ""
+    assert "[labs.01_cpu_baseline] threshold = 4.9" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+# --- calibrate's edit -----------------------------------------------------------------------
+
+def cal(lab: str, threshold: float, floor: float) -> Calibration:
+    return Calibration(lab, [threshold / 0.85], threshold, floor, 0.0)
+
+
+def test_calibrate_changes_only_threshold_floor_and_gpu(tmp_path):
+    path = tmp_path / "labs.toml"
+    path.write_text(TEXT)
+    cals = [cal("02_interleaved", 0.17, 0.085), cal("11_accurate_float_sum", 0.7, 0.35),
+            cal("01_cpu_baseline", 0.5, 0.25)]
+    calibrate.write(cals, 'NVIDIA "H100" 80GB HBM3', path)
+    before, after = TEXT.splitlines(), path.read_text().splitlines()
+    assert len(before) == len(after)
+    changed = {i: (a, b) for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    assert sorted(b for _, b in changed.values()) == sorted([
+        'gpu = "NVIDIA \\"H100\\" 80GB HBM3"   # thresholds below were calibrated on this GPU',
+        "threshold = 0.17", "floor = 0.085", "threshold = 0.7", "floor = 0.35",
+        "threshold = 0.5", "floor = 0.25"])
+    # Every comment line, and every other line, is as it was.
+    assert all(not a.lstrip().startswith("#") for a, _ in changed.values())
+    assert [x for x in before if x.lstrip().startswith("#")] == \
+        [x for x in after if x.lstrip().startswith("#")]
+    old, new = tomllib.loads(TEXT), tomllib.loads(path.read_text())
+    old["course"]["gpu"] = 'NVIDIA "H100" 80GB HBM3'
+    for c in cals:
+        old["labs"][c.lab].update(threshold=c.threshold, floor=c.floor)
+    assert new == old
+    assert labmeta.load(path).lab("02").threshold == 0.17
+    assert [p.name for p in tmp_path.iterdir()] == ["labs.toml"]   # no temporary file left
+
+
+def test_calibrate_keeps_crlf_line_ends_and_trailing_comments(tmp_path):
+    path = tmp_path / "labs.toml"
+    text = TEXT.replace("threshold = 0.16\n", "threshold = 0.16   # was 0.2\n")
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    calibrate.write([cal("02_interleaved", 0.18, 0.09)], "NVIDIA H200", path)
+    expected = text.replace("threshold = 0.16   #", "threshold = 0.18   #") \
+        .replace("floor = 0.08\n", "floor = 0.09\n")
+    assert path.read_bytes() == expected.replace("\n", "\r\n").encode()
+
+
+@pytest.mark.parametrize("threshold, floor", [(-0.2, -0.1), (0.0, 0.0), (2.5, 1.25),
+                                              (float("nan"), 0.1), (0.1, 0.2)])
+def test_calibrate_refuses_to_write_a_file_that_would_not_validate(tmp_path, threshold, floor):
+    path = tmp_path / "labs.toml"
+    path.write_text(TEXT)
+    cals = [cal("04_sequential_addressing", 0.2, 0.1), cal("02_interleaved", threshold, floor)]
+    with pytest.raises(CourseFileError) as e:
+        calibrate.write(cals, "NVIDIA H200", path)
+    assert "[labs.02_interleaved]" in str(e.value)
+    assert path.read_text() == TEXT
+    assert [p.name for p in tmp_path.iterdir()] == ["labs.toml"]
+
+
+def test_calibrate_refuses_an_invalid_course_file_before_editing(tmp_path):
+    path = copy_with(tmp_path, "forbidden = [", "forbiden = [")
+    before = path.read_text()
+    with pytest.raises(CourseFileError, match=r"\[labs.01_cpu_baseline\] forbiden"):
+        calibrate.write([cal("02_interleaved", 0.17, 0.085)], "NVIDIA H200", path)
+    assert path.read_text() == before
+
+
+def test_calibrate_refuses_a_lab_the_file_does_not_have(tmp_path):
+    path = tmp_path / "labs.toml"
+    path.write_text(TEXT)
+    with pytest.raises(CourseFileError, match="12_new"):
+        calibrate.write([cal("12_new", 0.17, 0.085)], "NVIDIA H200", path)
+    assert path.read_text() == TEXT
+
+
+def test_calibrate_edits_only_inside_its_lab_table(tmp_path):
+    # A lab whose threshold line is not a plain `threshold = <number>` line, and a
+    # multi-line title holding text that looks like one: nothing is guessed.
+    text = TEXT.replace('title = "Interleaved addressing"',
+                        'title = """Interleaved\nthreshold = 0.5\n"""')
+    with pytest.raises(CourseFileError, match=r"\[labs.02_interleaved\] threshold: calibrate "
+                                              r"found 2 lines"):
+        calibrate.edit(text, [cal("02_interleaved", 0.17, 0.085)], "NVIDIA H200")
+    text = TEXT.replace("threshold = 0.16\n", "threshold = 0.16 0.2\n")   # not even TOML
+    with pytest.raises(CourseFileError, match="not valid TOML"):
+        calibrate.edit(text, [cal("02_interleaved", 0.17, 0.085)], "NVIDIA H200")
+    # The lab next to the one calibrated keeps its values, and so does every other table.
+    new = calibrate.edit(TEXT, [cal("03_strided_index", 0.2, 0.1)], "NVIDIA H200")
+    assert new == TEXT.replace("threshold = 0.123\nfloor = 0.061", "threshold = 0.2\nfloor = 0.1")
