@@ -477,7 +477,6 @@ def float_sum_block(ev: Evidence, lab: Lab) -> list[str]:
     methods = method_bandwidth(lab)
     if methods:
         graded = dict(methods).get("kahan", {})
-        ceil = graded.get("ceiling_gbps")
         n = graded.get("n") or next((v["n"] for _, v in methods if v.get("n")), None)
         rows = ["| method | GB/s | of the copy | median ms |", "| --- | ---: | ---: | ---: |"]
         for m, v in methods:

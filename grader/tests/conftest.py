@@ -1,6 +1,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -11,3 +13,47 @@ def honest(root: Path, name: str) -> Path:
     shutil.copytree(Path(__file__).resolve().parents[2] / "solutions", root / name / "labs",
                     ignore=shutil.ignore_patterns("README.md"))
     return root / name
+
+
+# -- batch without meson or a GPU (test_batch*, test_pace, test_class_report) ----
+
+def student_folder(tmp_path: Path, name: str, body: str | None = None) -> Path:
+    """A submission holding labs/ copied from the skeletons, lab 01 optionally edited."""
+    import shutil
+    from grader.tools import REPO
+    root = tmp_path / "subs" / name
+    shutil.copytree(REPO / "labs", root / "labs")
+    if body is not None:
+        p = root / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
+        p.write_text(p.read_text().replace('  LAB_TODO_HOST("sum_sequential");\n', body))
+    return root
+
+
+def fake_grade_lab(calls: list):
+    """grade_lab's stand-in: full correctness where lab 01 returns 42, else none."""
+    from grader.scoring import LabResult
+
+    def grade_lab(lab, build_dir, **kw):
+        calls.append(lab.id)
+        src = (kw["repo"] / "labs" / lab.id / lab.files[0]).read_text()
+        points = lab.points_correctness if "return 42;" in src else 0
+        return LabResult(lab=lab.id, title=lab.title, status="graded", tests_passed=1,
+                         points_correctness=points, max_correctness=lab.points_correctness,
+                         max_performance=lab.points_performance)
+    return grade_lab
+
+
+@pytest.fixture
+def offline_batch(monkeypatch):
+    """batch without meson or a GPU: the worker tree is copied, grading is faked;
+    the list of labs graded, in order."""
+    from grader import batch, submissions
+    from grader.tools import REPO
+    calls: list = []
+    monkeypatch.setattr(batch.grade, "grade_lab", fake_grade_lab(calls))
+    monkeypatch.setattr(batch.Worker, "prepare",
+                        lambda self, course, labs, progress=None:
+                        submissions.copy_harness(REPO, self.src))
+    monkeypatch.setattr(batch.Worker, "measure_ceilings", lambda self, labs, course, when: None)
+    monkeypatch.setattr(batch.Worker, "preflight", lambda self, course, labs, progress=None: None)
+    return calls

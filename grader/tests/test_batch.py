@@ -2,28 +2,17 @@
 an interrupted batch resumed, resubmissions regraded."""
 import hashlib
 import json
-import shutil
 import tarfile
 import zipfile
 
 import pytest
 
+from conftest import student_folder
 from grader import batch, feedback, labmeta, submissions
-from grader.scoring import LabResult
 from grader.tools import REPO
 
 COURSE = labmeta.load()
 LAB01 = COURSE.lab("01")
-
-
-def student_folder(tmp_path, name, body=None):
-    """A submission holding labs/ copied from the skeletons, lab 01 optionally edited."""
-    root = tmp_path / "subs" / name
-    shutil.copytree(REPO / "labs", root / "labs")
-    if body is not None:
-        p = root / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
-        p.write_text(p.read_text().replace('  LAB_TODO_HOST("sum_sequential");\n', body))
-    return root
 
 
 def test_folder_zip_and_tar_submissions_open(tmp_path):
@@ -58,30 +47,6 @@ def test_install_keeps_fences_and_restores_the_harness(tmp_path):
     text = (dest / "01_cpu_baseline" / "cpu_sum.cpp").read_text()
     assert "return 42;" in text and "tampered" not in text
     assert any("outside the fenced regions" in n for n in notes)
-
-
-def fake_grade_lab(calls):
-    def grade_lab(lab, build_dir, **kw):
-        calls.append(lab.id)
-        src = (kw["repo"] / "labs" / lab.id / lab.files[0]).read_text()
-        points = lab.points_correctness if "return 42;" in src else 0
-        return LabResult(lab=lab.id, title=lab.title, status="graded", tests_passed=1,
-                         points_correctness=points, max_correctness=lab.points_correctness,
-                         max_performance=lab.points_performance)
-    return grade_lab
-
-
-@pytest.fixture
-def offline_batch(monkeypatch):
-    """batch without meson or a GPU: the worker tree is copied, grading is faked."""
-    calls = []
-    monkeypatch.setattr(batch.grade, "grade_lab", fake_grade_lab(calls))
-    monkeypatch.setattr(batch.Worker, "prepare",
-                        lambda self, course, labs, progress=None:
-                        submissions.copy_harness(REPO, self.src))
-    monkeypatch.setattr(batch.Worker, "measure_ceilings", lambda self, labs, course, when: None)
-    monkeypatch.setattr(batch.Worker, "preflight", lambda self, course, labs, progress=None: None)
-    return calls
 
 
 def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):

@@ -17,7 +17,8 @@ import pytest
 
 from grader import batch, store, tools
 from grader.scoring import LabResult
-from test_batch import LAB01, offline_batch, student_folder  # noqa: F401 - a fixture
+from conftest import student_folder
+from test_batch import LAB01
 
 REPO = Path(__file__).resolve().parents[2]
 QUIET = {"progress": lambda *_: None}

@@ -6,7 +6,6 @@ import stat
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from conftest import FIXTURES
 from grader.checker_run import RunnerSpec, parse_stream, run_checker
@@ -19,7 +18,7 @@ def fake_checker(tmp_path: Path, body: str) -> Path:
     """A stand-in checker (Python) that lists TESTS and runs `body` with
     `emit(test, result)` writing to the result descriptor it was given."""
     path = tmp_path / "fake_checker"
-    path.write_text("#!/usr/bin/env python3\n" + textwrap.dedent(f"""
+    path.write_text("#!/usr/bin/env python3\n" + textwrap.dedent("""
         import json, os, sys, time
         args = sys.argv[1:]
         if "--gtest_list_tests" in args:
@@ -28,12 +27,12 @@ def fake_checker(tmp_path: Path, body: str) -> Path:
         fd = int(next(a for a in args if a.startswith("--result-fd=")).split("=")[1])
         out = os.fdopen(fd, "w")
         def emit(test, result="passed", **props):
-            out.write(json.dumps({{"event": "start", "test": test}}) + "\\n")
-            out.write(json.dumps({{"event": "end", "test": test, "result": result,
+            out.write(json.dumps({"event": "start", "test": test}) + "\\n")
+            out.write(json.dumps({"event": "end", "test": test, "result": result,
                                    "time_ms": 1, "properties": props, "failures":
-                                   [] if result != "failed" else ["boom"]}}) + "\\n")
+                                   [] if result != "failed" else ["boom"]}) + "\\n")
             out.flush()
-        out.write(json.dumps({{"event": "run", "seed": "42"}}) + "\\n")
+        out.write(json.dumps({"event": "run", "seed": "42"}) + "\\n")
     """) + textwrap.dedent(body))
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path

@@ -5,7 +5,6 @@ import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from grader import batch, class_report, labmeta
 from grader.feedback import StudentResult
 from grader.scoring import LabResult
-from test_batch import offline_batch, student_folder  # noqa: F401 - a fixture
+from conftest import student_folder
 
 COURSE = labmeta.load()
 LAB07 = COURSE.lab("07")

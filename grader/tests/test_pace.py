@@ -5,7 +5,7 @@ import json
 from grader import batch, grade, pace
 from grader.feedback import StudentResult
 from grader.scoring import LabResult
-from test_batch import offline_batch, student_folder  # noqa: F401 - a fixture
+from conftest import student_folder
 
 
 def result(timings):

@@ -1,5 +1,4 @@
 """Policy checks on fenced code; what a student release leaves out."""
-import shutil
 import subprocess
 
 import pytest
