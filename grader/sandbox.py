@@ -41,7 +41,6 @@ import glob
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -140,10 +139,10 @@ def _extra_dirs(paths: list[str]) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _bwrap_has(option: str) -> bool:
     try:
-        return option in subprocess.run(["bwrap", "--help"], capture_output=True, text=True,
-                                        timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run(["bwrap", "--help"], timeout=30)
+    except OSError:
         return False
+    return option in done.output
 
 
 def _namespaces() -> list[str]:
@@ -166,13 +165,13 @@ def available(as_nobody: bool | None = None) -> tuple[bool, str]:
     cmd = (_drop_privileges() if as_nobody else []) + [bwrap] + _namespaces() + \
         _system_binds() + ["--remount-ro", "/", "--", prlimit, "--nproc=64", "--", "/bin/true"]
     try:
-        probe = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        probe = proc.run(cmd, timeout=60)
+    except OSError as e:
         return False, f"bwrap could not run: {e}"
-    if probe.returncode != 0:
-        why = (probe.stderr or probe.stdout).strip().splitlines()
+    if not probe.ok:
+        why = probe.output.strip().splitlines()
         return False, ("bwrap cannot create a sandbox here (user namespaces unavailable?): "
-                       + (why[-1] if why else f"exit code {probe.returncode}"))
+                       + (why[-1] if why else probe.describe()))
     return True, ""
 
 

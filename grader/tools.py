@@ -70,8 +70,10 @@ def _pip_install(packages: list[str]) -> None:
     print(f"[grader] installing {' '.join(packages)} with pip ...", flush=True)
     base = [sys.executable, "-m", "pip", "install", "--quiet"]
     for extra in ([], ["--user"], ["--user", "--break-system-packages"]):
-        if subprocess.run(base + extra + packages).returncode == 0:
+        done = proc.run(base + extra + packages, timeout=900)
+        if done.ok:
             return
+        print(done.output[-1500:], flush=True)
     raise SetupError(f"could not install {' '.join(packages)}; install them yourself "
                      f"(pip install {' '.join(packages)}, or your system's packages)")
 
