@@ -118,12 +118,10 @@ def _gpucheck(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown part(s) {', '.join(sorted(unknown))}: the parts are "
                          f"{', '.join(gpucheck.PARTS)}")
-    try:
-        course = labmeta.load()
-        sandbox_labs = tuple(course.lab(x).id for x in args.sandbox_labs.split(",")) \
-            if args.sandbox_labs else ()
-    except KeyError as e:
-        raise SystemExit(f"gpucheck: {e.args[0]}")
+    # An unknown lab is a KeyError: main() prints it in one line, exit 2.
+    course = labmeta.load()
+    sandbox_labs = tuple(course.lab(x).id for x in args.sandbox_labs.split(",")) \
+        if args.sandbox_labs else ()
     return gpucheck.run(out_dir=args.out, build_dir=args.build_dir, arch=args.arch, parts=parts,
                         sandbox_labs=sandbox_labs)
 
