@@ -226,8 +226,6 @@ class Worker:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
             sub = submissions.open_submission(spec, student=student)
-        except labmeta.CourseFileError:
-            raise   # the instructor's file, not the student's: the student is not graded
         except ValueError as e:
             # The submission itself is at fault (a link, a FIFO, no labs/ ...): a
             # grade of 0 with the reason, not a fault of the batch.

@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         return args.func(args)
-    except (tools.SetupError, KeyError, ValueError) as e:
+    except (tools.SetupError, labmeta.CourseFileError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"error: {msg}", file=sys.stderr)
         return 2

@@ -66,9 +66,11 @@ class Course:
         raise KeyError(f"unknown lab {lab_id!r}; the labs are: {known}")
 
 
-class CourseFileError(ValueError):
+class CourseFileError(Exception):
     """labs.toml does not fit the schema: every problem found, each naming its table
-    and key. A ValueError, so the CLI prints it as `error: ...` and exits 2."""
+    and key. The CLI prints it as `error: ...` and exits 2. Not a ValueError: code
+    that takes a ValueError for a student's bad submission must never take the
+    instructor's broken course file for one."""
 
     def __init__(self, path: Path | str, problems: list[str]):
         self.path = Path(path)

@@ -508,10 +508,6 @@ def open_submission(spec: str, student: str | None = None,
             raise ValueError("no labs/ folder in the submission")
         scan_tree(root, labs_parts)
         files = _read_lab_files(root, labs_parts, course or _default_course())
-    except labmeta.CourseFileError:
-        if workdir is not None:
-            workdir.cleanup()
-        raise   # the instructor's course file is broken: not this student's fault
     except (ValueError, OSError) as e:   # an unreadable folder is this student's problem only
         if workdir is not None:
             workdir.cleanup()
