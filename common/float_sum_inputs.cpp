@@ -7,14 +7,6 @@
 
 namespace lab {
 
-__int128 to_fixed(float v) {
-  int exponent = 0;
-  const double m = std::frexp(static_cast<double>(v), &exponent);  // v = m * 2^exponent
-  const auto significand = static_cast<__int128>(std::ldexp(m, 53));  // exact: 24 bits
-  const int shift = exponent - 53 + kFixedPointBits;
-  return shift >= 0 ? significand << shift : significand >> -shift;
-}
-
 __int128 exact_sum_fixed(const SumInput& input) {
   const std::size_t n = input.n;
   const unsigned workers = n < (1u << 20) ? 1u : std::max(1u, std::thread::hardware_concurrency());

@@ -5,6 +5,7 @@
 // them exactly in 128-bit fixed point.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -76,11 +77,22 @@ struct SumInput {
   }
 };
 
-// The exact sum, in units of 2^-44 (128-bit fixed point), on all CPU cores;
-// and one value in those units, exact for any multiple of 2^-44 (every input here).
-__int128 exact_sum_fixed(const SumInput& input);
-__int128 to_fixed(float v);
 inline constexpr int kFixedPointBits = 44;
+
+// One value in units of 2^-44 (128-bit fixed point), exact for any multiple of
+// 2^-44 below 2^24 (every input here). Host and device: the checker sums large
+// inputs on the GPU with this same function (tests/support/device_reference.cuh).
+LAB_HOST_DEVICE inline __int128 to_fixed(float v) {
+  int exponent = 0;
+  const double m = frexp(static_cast<double>(v), &exponent);  // v = m * 2^exponent
+  // |m| < 1, so the 24-bit significand fits a 64-bit integer exactly.
+  const __int128 significand = static_cast<long long>(ldexp(m, 53));
+  const int shift = exponent - 53 + kFixedPointBits;
+  return shift >= 0 ? significand << shift : significand >> -shift;
+}
+
+// The exact sum in those units, on all CPU cores.
+__int128 exact_sum_fixed(const SumInput& input);
 
 // The exact sum rounded to double, and a float result's error against it:
 // absolute, and in ulps of the exact sum (the spacing of floats there,

@@ -1,16 +1,22 @@
 """`batch`: grade a whole class.
 
-One worker per GPU, each with its own copy of the instructor's tree and
-build folder, built once; a submission's fenced code is written into the
-worker's lab files and only what changed is recompiled. Every lab is built
-and run on its own, with a timeout, so a compile error, a crash or a hang
-costs that lab only.
+Several workers per GPU (--jobs-per-gpu), each with its own copy of the
+instructor's tree and build folder, built once; a submission's fenced code is
+written into the worker's lab files and only what changed is recompiled.
+Every lab is built and run on its own, with a timeout, so a compile error, a
+crash or a hang costs that lab only.
 
-Before the first student, each worker measures its copy ceiling (with no
-student code alive) and grades the reference solutions in exactly the
-setting the students get (sandbox or not): if the reference does not pass,
-the machine is at fault and the batch stops without writing anyone's grade.
-After the last student the ceiling is measured again; a drift is reported.
+Workers of one GPU build and run their students' untimed tests side by side;
+each student's timed tests wait until that GPU is quiet and run alone (lab
+01's until the whole machine is: grader/gate.py). With one worker in all,
+every lab runs its tests in one go.
+
+Before the first student, the first worker of each GPU measures its copy
+ceiling (with no student code alive) and grades the reference solutions in
+exactly the setting the students get (sandbox or not): if the reference does
+not pass, the machine is at fault and the batch stops without writing
+anyone's grade. After that GPU's last student the ceiling is measured again;
+a drift is reported.
 
 Each finished student is written to OUT/students/<id>/ (result.json,
 feedback.md, results.json) once everything it ran has ended, and a rerun
@@ -35,6 +41,7 @@ from pathlib import Path
 
 from . import class_report, feedback, gpus, grade, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
+from .gate import Gate, held
 from .pace import Pace
 from .sandbox import Limits
 
@@ -69,6 +76,7 @@ class BatchConfig:
     slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
     slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True                 # Slurm: wait for the job and write the gradebook
+    jobs_per_gpu: int = 0             # students graded at once per GPU (0: gpus.jobs_per_gpu)
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -107,10 +115,31 @@ class Ceiling:
                     abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before)
 
 
+class GpuGroup:
+    """What the workers of one GPU share: its gate, the copy ceilings its first
+    worker measured, the reference's fractions from that worker's preflight,
+    and how many of them are still grading (the last one measures again)."""
+
+    def __init__(self, workers: int, shared: bool) -> None:
+        self.gate = Gate("gpu") if shared else None
+        self.ceilings: dict[str, Ceiling] = {}
+        self.reference_fraction: dict[str, float | None] = {}   # lab id -> preflight's figure
+        self.grading = workers
+        self.lock = threading.Lock()
+
+    def leave(self) -> bool:
+        """One worker is done; True for the last."""
+        with self.lock:
+            self.grading -= 1
+            return self.grading == 0
+
+
 class Worker:
     """A tree and build folder of the instructor's harness, on one GPU."""
 
-    def __init__(self, root: Path, gpu: str | None, config: BatchConfig):
+    def __init__(self, root: Path, gpu: str | None, config: BatchConfig,
+                 group: GpuGroup | None = None, lead: bool = True,
+                 machine: Gate | None = None):
         self.root, self.config = root, config
         self.gpu = gpus.find(gpu) if gpu is not None else None
         # A worker without a GPU of its own (a Slurm task: CUDA_VISIBLE_DEVICES
@@ -119,8 +148,11 @@ class Worker:
         self.src = root / "src"
         self.build = self.src / "build"
         self.sandbox = None
-        self.ceilings: dict[str, Ceiling] = {}
-        self.reference_fraction: dict[str, float | None] = {}   # lab id -> preflight's figure
+        self.group = group or GpuGroup(1, shared=False)
+        self.lead = lead                 # measures the ceilings, runs the preflight
+        self.machine = machine           # the machine gate, when workers share it
+        self.ceilings = self.group.ceilings
+        self.reference_fraction = self.group.reference_fraction
 
     @property
     def env(self) -> dict[str, str]:
@@ -240,8 +272,13 @@ class Worker:
                                    tools.git_commit(), now, notes=notes,
                                    options=self.config.fingerprint())
             ceiling = {side: c.before for side, c in self.ceilings.items()}
+            # Sharing a GPU, the timed tests wait for the end of the student and
+            # run together, alone: the GPU falls quiet once per student, not per lab.
+            timed: list[grade.TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
-                result.labs.append(self._grade_lab(lab, cell, ceiling))
+                with held(self.machine):
+                    result.labs.append(self._grade_lab(lab, cell, ceiling, timed))
+            self._run_timed(timed or [], result, cell)
             errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == "error"]
             if errors:
                 result.error = "not graded (a fault of the machine or the grader): " + \
@@ -253,15 +290,33 @@ class Worker:
             if cell is not None:
                 cell.cleanup()
 
-    def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float]):
+    def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float],
+                   timed: list[grade.TimedPart] | None = None):
         r = grade.grade_lab(
             lab, self.build, repo=self.src, timeout=self.config.timeout,
             perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
             isolation=cell, gpu_expected=self.gpu_expected,
             ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
-            linked_policy=self.config.linked_policy, policy_work=self.root / "policy")
+            linked_policy=self.config.linked_policy, policy_work=self.root / "policy",
+            gate=self.group.gate, timed_later=timed)
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r
+
+    def _run_timed(self, parts: list[grade.TimedPart], result: StudentResult, cell) -> None:
+        """The student's held-back timed tests: the GPU labs' alone on this GPU,
+        lab 01's alone on the machine; each lab's result replaced by the full one."""
+        on_gpu = [t for t in parts if t.lab.needs_gpu]
+        on_cpu = [t for t in parts if not t.lab.needs_gpu]
+        for group, gates in ((on_gpu, lambda: (held(self.machine), held(self.group.gate, True))),
+                             (on_cpu, lambda: (held(self.machine, True), held(None)))):
+            if not group:
+                continue
+            outer, inner = gates()
+            with outer, inner:
+                for part in group:
+                    full = part.run(cell)
+                    full.reference_fraction = self.reference_fraction.get(part.lab.id)
+                    result.labs = [full if r.lab == part.lab.id else r for r in result.labs]
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -377,8 +432,20 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     needs_gpu = any(lab.needs_gpu for lab in labs)
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
-    workers = [Worker(config.out / "workers" / f"w{i}", gpu, config)
-               for i, gpu in enumerate(selectors or [None])]
+    cpus = os.cpu_count() or 1
+    # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
+    per_gpu = {sel: config.jobs_per_gpu or
+               (gpus.jobs_per_gpu(gpus.find(sel), cpus, len(selectors))
+                if sel is not None and needs_gpu else 1)
+               for sel in selectors or [None]}
+    shared = sum(per_gpu.values()) > 1
+    machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
+    workers = []
+    for sel, k in per_gpu.items():
+        group = GpuGroup(k, shared)
+        for j in range(k):
+            workers.append(Worker(config.out / "workers" / f"w{len(workers)}", sel, config,
+                                  group=group, lead=j == 0, machine=machine))
 
     todo: queue.Queue[tuple[str, str]] = queue.Queue()
     done: list[StudentResult] = []
@@ -390,7 +457,9 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
             todo.put((spec, student))
     total = len(ids)
     progress(f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
-             f"{len(workers)} worker(s)")
+             f"{len(workers)} worker(s)" +
+             ((f" ({', '.join(str(k) for k in per_gpu.values())} per GPU)" if selectors
+               else " at once") if shared else ""))
     report: dict = {"fingerprint": config.fingerprint(), "workers": []}
     if todo.empty():
         _finish(config, labs, done, report, progress)
@@ -401,24 +470,29 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     pace = Pace(total=total, already=len(done), workers=len(workers))
     pace.write_status(config.out / "status.json")
     errors: list[BaseException] = []
+    prepared = threading.Barrier(len(workers))
     ready = threading.Barrier(len(workers))
 
     stop = threading.Event()   # set when the batch is interrupted
 
     def work(worker: Worker) -> None:
         try:
-            worker.prepare(course, labs, progress)
+            try:
+                worker.prepare(course, labs, progress)
+            finally:
+                # Every tree built before any ceiling is measured: no compiler
+                # may slow the host's copy (lab 01's yardstick).
+                _wait(prepared)
             runnable = [l for l in labs if worker.gpu is not None or not l.needs_gpu]
-            worker.measure_ceilings(runnable, course, "before")
-            _check_calibration(worker, config)
-            if config.preflight:
-                worker.preflight(course, runnable, progress)
+            if worker.lead:
+                # The others of its GPU only build: the GPU is quiet for these.
+                worker.measure_ceilings(runnable, course, "before")
+                _check_calibration(worker, config)
+                if config.preflight:
+                    worker.preflight(course, runnable, progress)
         except BaseException as e:  # noqa: BLE001 - reported after the join
             errors.append(e)
-        try:
-            ready.wait()
-        except threading.BrokenBarrierError:
-            pass
+        _wait(ready)
         if errors:
             worker.close()
             return
@@ -444,7 +518,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                     pace.write_status(config.out / "status.json")
                     progress(f"[batch] {len(done)}/{total} {summary_line(res)}  "
                              + pace.progress())
-            if worker.ceilings and not stop.is_set():
+            if worker.group.leave() and worker.ceilings and not stop.is_set():
                 worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
                                         course, "after")
         except BaseException as e:  # noqa: BLE001
@@ -488,9 +562,11 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     report["pace"] = pace.to_dict()
     progress(pace.summary())
     report["workers"] = [{"gpu": w.gpu.uuid if w.gpu else None,
-                          "ceilings": {k: asdict(c) for k, c in w.ceilings.items()}}
-                         for w in workers]
-    for w in workers:
+                          "ceilings": {k: asdict(c) for k, c in w.ceilings.items()},
+                          "timed_waited_seconds": round(w.group.gate.waited_seconds, 1)
+                          if w.group.gate else 0.0}
+                         for w in workers if w.lead]
+    for w in (w for w in workers if w.lead):
         for side, c in w.ceilings.items():
             if c.drifted():
                 progress(f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
@@ -502,6 +578,13 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     if errors:
         raise errors[0]
     return done
+
+
+def _wait(barrier: threading.Barrier) -> None:
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
 
 
 def _check_calibration(worker: Worker, config: BatchConfig) -> None:

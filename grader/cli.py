@@ -19,6 +19,13 @@ from pathlib import Path
 from . import labmeta, tools
 
 
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
+    return value
+
 def _grade(args: argparse.Namespace) -> int:
     from . import grade
     report = grade.grade(args.labs or None, build_dir=args.build_dir, impl=args.impl,
@@ -57,7 +64,7 @@ def _batch(args: argparse.Namespace) -> int:
                                accept_ceiling=args.accept_ceiling,
                                slurm=args.slurm, partition=args.partition,
                                slurm_args=args.slurm_arg, slots=args.slots,
-                               wait=not args.no_wait)
+                               wait=not args.no_wait, jobs_per_gpu=args.jobs_per_gpu)
     def on_term(signum, frame):
         raise batch.Interrupted(signum)
 
@@ -152,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
+    b.add_argument("--jobs-per-gpu", type=_positive, default=0, metavar="K",
+                   help="students graded at once on each GPU, each with its own build tree; "
+                        "their timed tests still run alone (default: up to 4, by the GPU's "
+                        "memory and the CPU cores)")
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument("--no-sanitize", action="store_true",
                    help="skip the small cases under compute-sanitizer (on by default)")

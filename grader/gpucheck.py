@@ -141,7 +141,7 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
         from . import proc
         proc.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
                           "--num-processes", "3", "--suite", "skeletons", "--suite",
-                          "mutants", "--suite", "peers"], timeout=3600)
+                          "mutants", "--suite", "peers", "--suite", "harness"], timeout=3600)
         testlog = build_dir / "meson-logs" / "testlog.json"
         suites = summarize(testlog) if testlog.exists() else {"failed": ["no meson log"]}
         evidence["meson_suites"] = suites
@@ -347,7 +347,7 @@ def summary_table(ev: dict) -> str:
                      + (r["output"].strip().splitlines() or [""])[-1])
     if "meson_suites" in ev:
         s = ev["meson_suites"]
-        lines.append(f"meson suites skeletons/mutants/peers: {len(s.get('passed', []))} passed, "
+        lines.append(f"meson suites skeletons/mutants/peers/harness: {len(s.get('passed', []))} passed, "
                      f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
                      + (f" (failed: {', '.join(s['failed'])})" if s.get("failed") else ""))
     for part in ("attacks", "sandbox", "class"):

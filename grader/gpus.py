@@ -18,6 +18,7 @@ class Gpu:
     bus_id: str
     name: str
     minor: int | None   # /dev/nvidia<minor>
+    memory_mib: int = 0  # nvidia-smi's memory.total (0: not known)
 
     @property
     def device_node(self) -> str | None:
@@ -37,17 +38,36 @@ def _minor(bus_id: str) -> int | None:
 
 @functools.lru_cache(maxsize=1)
 def list_gpus() -> tuple[Gpu, ...]:
-    done = proc.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,name",
-                     "--format=csv,noheader"], timeout=60) if _have("nvidia-smi") else None
+    done = proc.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,memory.total,name",
+                     "--format=csv,noheader,nounits"], timeout=60) if _have("nvidia-smi") else None
     if done is None or done.code != 0:
         return ()
     gpus = []
     for line in done.output.splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 4 or not parts[0].isdigit():
+        if len(parts) < 5 or not parts[0].isdigit():
             continue
-        gpus.append(Gpu(int(parts[0]), parts[1], parts[2], ",".join(parts[3:]), _minor(parts[2])))
+        memory = int(parts[3]) if parts[3].isdigit() else 0
+        gpus.append(Gpu(int(parts[0]), parts[1], parts[2], ",".join(parts[4:]), _minor(parts[2]),
+                        memory))
     return tuple(gpus)
+
+
+# Students graded side by side on one GPU (batch --jobs-per-gpu): each may hold
+# the 2^32-element case's 18 GiB at once, and each wants about 4 CPU cores
+# (its build, its checker's host side, compute-sanitizer).
+HUGE_CASE_GIB = 20
+CORES_PER_JOB = 4
+MAX_JOBS_PER_GPU = 4
+
+
+def jobs_per_gpu(gpu: Gpu | None, cpus: int, gpus_used: int = 1) -> int:
+    """How many students one GPU grades at once by default."""
+    if gpu is None:
+        return 1
+    by_memory = gpu.memory_mib // (HUGE_CASE_GIB * 1024) if gpu.memory_mib else 1
+    by_cores = cpus // (CORES_PER_JOB * max(1, gpus_used))
+    return max(1, min(MAX_JOBS_PER_GPU, by_memory, by_cores))
 
 
 def _have(tool: str) -> bool:

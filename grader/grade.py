@@ -18,7 +18,12 @@ from pathlib import Path
 from . import gpus, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
 from .checker_run import run_checker
+from .gate import Gate, held
 from .scoring import LabResult, score
+
+# The timed tests (scoring.is_performance names them the same way), and the rest.
+TIMED_TESTS = "*Bandwidth*"
+UNTIMED_TESTS = "-*Bandwidth*"
 
 
 @dataclass
@@ -94,17 +99,69 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
     return result
 
 
+@dataclass
+class TimedPart:
+    """A lab's timed tests, held back to run later and alone on the GPU (or the
+    machine, lab 01), after its other tests passed beside other students'."""
+    lab: labmeta.Lab
+    result: LabResult        # scored from the untimed tests; completed by run()
+    untimed: object          # their BinaryRun
+    checker: Path
+    runner: Path
+    kw: dict                 # run_checker's options: impl, timeout, seed, env, ceiling ...
+
+    def run(self, isolation=None) -> LabResult:
+        """Runs the timed tests and scores the lab on every test; `isolation` as
+        for grade_lab (a sandbox cell, or a fresh Contained when None)."""
+        own = isolation is None
+        iso = isolation_mod.contained() if own else isolation
+        started = time.monotonic()
+        try:
+            timed = run_checker(self.checker, self.lab.id, iso.runner(self.runner),
+                                gtest_filter=TIMED_TESTS, perf=True, **self.kw)
+        finally:
+            if own:
+                iso.cleanup()
+        untimed = self.untimed
+        merged = type(untimed)(binary=untimed.binary, status=untimed.status,
+                               exit_code=untimed.exit_code, reason=untimed.reason,
+                               output_tail=untimed.output_tail + timed.output_tail[-3000:],
+                               properties=untimed.properties,
+                               cases=untimed.cases + timed.cases,
+                               runner_exits=untimed.runner_exits + timed.runner_exits)
+        if timed.status != "completed":
+            merged.status, merged.reason = timed.status, timed.reason
+        result = score(self.lab, merged)
+        before = self.result
+        result.notes = before.notes + [n for n in result.notes if n not in before.notes]
+        result.sanitizer, result.timing = before.sanitizer, dict(before.timing)
+        result.timing["timed"] = round(time.monotonic() - started, 2)
+        return result
+
+
+def timed_tests_later(lab: labmeta.Lab, result: LabResult) -> bool:
+    """Whether a lab graded with its timed tests held back earns a timed run:
+    only a lab with every correctness point (a lab that lost them cannot earn
+    performance points) and a rubric with performance points."""
+    return (result.status == "graded" and lab.points_performance > 0
+            and result.points_correctness == result.max_correctness)
+
+
 def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str = "labs",
                repo: Path = tools.REPO,
               timeout: float = 600.0, perf: bool = True, seed: int | None = None,
               env: dict[str, str] | None = None, sanitize: bool = True,
               isolation=None, ceiling_gbps: float | None = None,
               gpu_expected: bool | None = None, linked_policy: bool = True,
-              policy_work: Path | None = None) -> LabResult:
+              policy_work: Path | None = None, gate: Gate | None = None,
+              timed_later: list[TimedPart] | None = None) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
     isolation: where the runner runs: a grader.sandbox.Cell (--sandbox) or a
-    grader.isolation.Contained; default: a fresh Contained for this lab."""
+    grader.isolation.Contained; default: a fresh Contained for this lab.
+    gate: the GPU's gate (grader/gate.py), held shared while a checker runs.
+    timed_later: when given (and perf is on), the timed tests do not run here;
+    the lab's TimedPart is appended to it, to run later and alone."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.list_gpus())
@@ -146,19 +203,20 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
     iso = isolation_mod.contained() if own else isolation
     try:
         runner = build_dir / "tests" / target
-        with phases("tests"):
-            run = run_checker(build_dir / "tests" / checker_target(lab), lab.id,
-                              iso.runner(runner), impl=impl, timeout=timeout, seed=seed,
-                              perf=perf, env=env, ceiling_gbps=ceiling_gbps,
-                              gpu_expected=gpu_expected and lab.needs_gpu,
-                              call_timeout=min(60.0, timeout / 2))
+        checker = build_dir / "tests" / checker_target(lab)
+        later = timed_later is not None and perf
+        kw = dict(impl=impl, timeout=timeout, seed=seed, env=env, ceiling_gbps=ceiling_gbps,
+                  gpu_expected=gpu_expected and lab.needs_gpu, call_timeout=min(60.0, timeout / 2))
+        with phases("tests"), held(gate if lab.needs_gpu else None):
+            run = run_checker(checker, lab.id, iso.runner(runner), perf=perf and not later,
+                              gtest_filter=UNTIMED_TESTS if later else None, **kw)
         result = score(lab, run)
         note = iso.note()
         if note and result.status == "graded" and result.points_correctness == 0 \
                 and not (result.first_failure and result.first_failure.hint == "not_implemented"):
             result.notes.append(note)
         if sanitize and lab.needs_gpu and result.status == "graded" and result.points_correctness:
-            with phases("sanitizer"):
+            with phases("sanitizer"), held(gate):
                 _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
         if own:
@@ -167,6 +225,11 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
         result.status = "policy"
         result.points_correctness = result.points_performance = 0.0
         result.reason = "; ".join(_violation_text(v) for v in violations)
+    elif later and timed_tests_later(lab, result):
+        timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
+    elif later and result.status == "graded" and lab.points_performance > 0:
+        result.notes.append("bandwidth not measured: it is timed once every correctness "
+                            "test passes")
     return result
 
 

@@ -6,6 +6,9 @@ Three batches: the default containment with the linked policy check on (what
 an instructor runs: the attacks that call forbidden things are refused as
 policy violations), and the default containment and the sandbox with the
 policy check off, which shows that the checker/runner split holds on its own.
+The default containment without the policy grades two students at a time
+(--jobs-per-gpu 2): the untimed tests side by side, the timed ones held back
+and run alone on the machine (grader/gate.py).
 
 Needs nvcc (the harness is built with meson); the sandboxed batch needs
 bubblewrap. Each skips with the reason otherwise."""
@@ -49,7 +52,7 @@ def runner_processes() -> list[str]:
     return left
 
 
-def graded(tmp_path_factory, *, sandboxed: bool, policy: bool) -> dict:
+def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) -> dict:
     if shutil.which("nvcc") is None:
         pytest.skip("no nvcc: the harness cannot be built here")
     if sandboxed and not BOX_OK:
@@ -60,7 +63,7 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool) -> dict:
     specs += make_attacks.write_attacks(subs, {"OUT": str(out)}, LAB).values()
     specs.append(honest(subs, "zzz_honest"))
     config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
-                               sandbox=sandboxed, linked_policy=policy,
+                               sandbox=sandboxed, linked_policy=policy, jobs_per_gpu=jobs,
                                sandbox_limits=sandbox.Limits.parse(["processes=96",
                                                                     "memory_mb=4096"]))
     messages: list[str] = []
@@ -82,7 +85,7 @@ def contained_policy(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def contained_split(tmp_path_factory):
-    return graded(tmp_path_factory, sandboxed=False, policy=False)
+    return graded(tmp_path_factory, sandboxed=False, policy=False, jobs=2)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "call_spec.hpp"
+#include "device_reference.cuh"
 #include "failure_report.hpp"
 #include "float_inputs.hpp"
 #include "float_sum_contract.cuh"
@@ -53,7 +54,9 @@ struct SumTraits {
   static bool allowed(Pattern p, std::size_t n) { return int_pattern_allowed(p, n); }
   static T identity() { return 0; }
   using Exact = std::int64_t;
-  static Exact exact(const Input& in) { return reference_sum(in); }
+  static Exact exact(const Input& in) {
+    return in.n >= kDeviceReferenceMin ? reduce_on_device<Int64Sum>(in) : reference_sum(in);
+  }
   static T expected_of(Exact exact) {
     if (exact < INT32_MIN || exact > INT32_MAX)
       throw std::logic_error("test bug: the input's sum overflows int");
@@ -130,9 +133,11 @@ struct MaxTraits {
   static bool allowed(Pattern, std::size_t) { return true; }
   static T identity() { return -INFINITY; }
   using Exact = float;
-  static Exact exact(const Input& in) { return reference_max(in); }
+  static Exact exact(const Input& in) {
+    return in.n >= kDeviceReferenceMin ? reduce_on_device<FloatMaximum>(in) : reference_max(in);
+  }
   static T expected_of(Exact exact) { return exact; }
-  static T reference(const Input& in) { return reference_max(in); }
+  static T reference(const Input& in) { return exact(in); }
   // A new value at a random place: 2048 + k/64 (exact in float) is above
   // every finite input (all below 1024 in magnitude).
   static T plant(std::mt19937_64& rng, const Input&, T) {
@@ -217,7 +222,9 @@ struct FloatSumTraits {
   static bool allowed(Pattern, std::size_t) { return true; }
   static T identity() { return 0.0f; }
   using Exact = __int128;
-  static Exact exact(const Input& in) { return exact_sum_fixed(in); }
+  static Exact exact(const Input& in) {
+    return in.n >= kDeviceReferenceMin ? reduce_on_device<Fixed128Sum>(in) : exact_sum_fixed(in);
+  }
   static T expected_of(Exact exact) { return static_cast<float>(fixed_to_double(exact)); }
   static T reference(const Input& in) { return expected_of(exact(in)); }
   // A value in [2^23, 2^24) of the sign opposite to the one it replaces: the

@@ -1,0 +1,135 @@
+"""grader/gate.py and the held-back timed tests (grade.TimedPart): a timed run
+never overlaps another run on its GPU, a waiting timed run is not starved,
+and a lab graded in two runs is scored on every test of both."""
+import threading
+import time
+
+from grader import grade, labmeta
+from grader.gate import Gate, held
+from grader.gtest_run import BinaryRun, CaseResult
+
+COURSE = labmeta.load()
+
+
+def test_a_timed_run_never_overlaps_a_shared_one():
+    gate = Gate("gpu")
+    inside = {"shared": 0, "exclusive": 0}
+    overlaps: list[str] = []
+    lock = threading.Lock()
+
+    def use(exclusive: bool) -> None:
+        for _ in range(20):
+            with held(gate, exclusive):
+                with lock:
+                    kind = "exclusive" if exclusive else "shared"
+                    inside[kind] += 1
+                    if inside["exclusive"] > 1 or (inside["exclusive"] and inside["shared"]):
+                        overlaps.append(str(inside))
+                time.sleep(0.001)
+                with lock:
+                    inside[kind] -= 1
+
+    threads = [threading.Thread(target=use, args=(k % 3 == 0,)) for k in range(9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert overlaps == []
+
+
+def test_a_waiting_timed_run_stops_new_shared_runs():
+    gate = Gate("gpu")
+    order: list[str] = []
+    first_in = threading.Event()
+    release_first = threading.Event()
+
+    def long_shared():
+        with gate.shared():
+            first_in.set()
+            release_first.wait(10)
+        order.append("shared-1 out")
+
+    def timed():
+        with gate.exclusive():
+            order.append("timed")
+
+    def late_shared():
+        with gate.shared():
+            order.append("shared-2")
+
+    a = threading.Thread(target=long_shared)
+    a.start()
+    first_in.wait(10)
+    b = threading.Thread(target=timed)
+    b.start()
+    while not gate._waiting:   # the timed run is queued behind the first shared one
+        time.sleep(0.001)
+    c = threading.Thread(target=late_shared)
+    c.start()
+    time.sleep(0.05)
+    assert order == []         # the late shared run waits for the queued timed one
+    release_first.set()
+    for t in (a, b, c):
+        t.join(10)
+    assert order == ["shared-1 out", "timed", "shared-2"]
+    assert gate.waited_seconds > 0.04
+
+
+def _case(name, status="passed", **props):
+    return CaseResult(name, status, 1.0, {k: str(v) for k, v in props.items()}, [])
+
+
+def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
+    lab = COURSE.lab("07")
+    untimed = BinaryRun("checker", "completed", 0, cases=[_case("SumContract.X"),
+                                                          _case("SumZHuge.Above2To32Elements")])
+    first = grade.score(lab, untimed)
+    assert first.points_correctness == lab.points_correctness and first.fraction is None
+    calls = []
+
+    def fake_run_checker(checker, lab_id, runner, **kw):
+        calls.append(kw["gtest_filter"])
+        fraction = lab.threshold + 0.01
+        return BinaryRun("checker", "completed", 0, cases=[_case(
+            "SumBandwidth.FractionOfCopyCeiling", fraction=fraction, gbps=1000, graded=1)])
+
+    monkeypatch.setattr(grade, "run_checker", fake_run_checker)
+
+    class Iso:
+        def runner(self, binary):
+            return binary
+
+    part = grade.TimedPart(lab, first, untimed, "checker", "runner", {})
+    full = part.run(Iso())
+    assert calls == [grade.TIMED_TESTS]
+    assert full.tests_passed == 3 and full.points == lab.points_correctness + lab.points_performance
+    assert "timed" in full.timing
+
+    # A timed call that returns a wrong answer costs the correctness points too.
+    def wrong(checker, lab_id, runner, **kw):
+        return BinaryRun("checker", "completed", 1, cases=[_case(
+            "SumBandwidth.FractionOfCopyCeiling", "failed", fail_hint="wrong_value")])
+
+    monkeypatch.setattr(grade, "run_checker", wrong)
+    worse = grade.TimedPart(lab, first, untimed, "checker", "runner", {}).run(Iso())
+    assert worse.points == 0 and worse.tests_failed == 1
+
+
+def test_only_a_lab_with_every_correctness_point_is_timed():
+    lab = COURSE.lab("07")
+    ok = grade.score(lab, BinaryRun("c", "completed", 0, cases=[_case("SumContract.X")]))
+    bad = grade.score(lab, BinaryRun("c", "completed", 1,
+                                     cases=[_case("SumContract.X", "failed")]))
+    assert grade.timed_tests_later(lab, ok) and not grade.timed_tests_later(lab, bad)
+    ok.points_correctness = 0   # compute-sanitizer found a hazard
+    assert not grade.timed_tests_later(lab, ok)
+
+
+def test_students_per_gpu_follow_its_memory_and_the_cores():
+    from grader.gpus import Gpu, jobs_per_gpu
+    h100, h200 = Gpu(0, "u", "b", "H100", 0, 81559), Gpu(0, "u", "b", "H200", 0, 143771)
+    assert jobs_per_gpu(h200, 16) == 4 and jobs_per_gpu(h100, 16) == 3
+    assert jobs_per_gpu(h200, 8) == 2 and jobs_per_gpu(h200, 32, gpus_used=2) == 4
+    assert jobs_per_gpu(Gpu(0, "u", "b", "T4", 0, 15360), 64) == 1   # 18 GiB cases one at a time
+    assert jobs_per_gpu(None, 64) == 1 and jobs_per_gpu(h200, 2) == 1
