@@ -278,7 +278,11 @@ class Worker:
             for lab in labs:
                 with held(self.machine):
                     result.labs.append(self._grade_lab(lab, cell, ceiling, timed))
+                _trace(f"{self.root.name} {student} {lab.id}: {result.labs[-1].status} "
+                       f"{result.labs[-1].timing}")
+            _trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
             self._run_timed(timed or [], result, cell)
+            _trace(f"{self.root.name} {student}: done")
             errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == "error"]
             if errors:
                 result.error = "not graded (a fault of the machine or the grader): " + \
@@ -484,6 +488,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                 # may slow the host's copy (lab 01's yardstick).
                 _wait(prepared)
             runnable = [l for l in labs if worker.gpu is not None or not l.needs_gpu]
+            _trace(f"{worker.root.name} prepared")
             if worker.lead:
                 # The others of its GPU only build: the GPU is quiet for these.
                 worker.measure_ceilings(runnable, course, "before")
@@ -578,6 +583,15 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     if errors:
         raise errors[0]
     return done
+
+
+_TRACE_START = time.monotonic()
+
+
+def _trace(line: str) -> None:
+    """With GRADER_TRACE=1: what each worker does when, for a slow batch's post-mortem."""
+    if os.environ.get("GRADER_TRACE") == "1":
+        print(f"[trace +{time.monotonic() - _TRACE_START:.1f} s] {line}", flush=True)
 
 
 def _wait(barrier: threading.Barrier) -> None:
