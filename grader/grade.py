@@ -18,7 +18,7 @@ from pathlib import Path
 from . import gpus, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
 from .checker_run import run_checker
-from .gate import Gate, held
+from .gate import SANITIZER, Gate, held
 from .scoring import LabResult, score
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
@@ -216,7 +216,7 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
                 and not (result.first_failure and result.first_failure.hint == "not_implemented"):
             result.notes.append(note)
         if sanitize and lab.needs_gpu and result.status == "graded" and result.points_correctness:
-            with phases("sanitizer"), held(gate):
+            with phases("sanitizer"), SANITIZER, held(gate):
                 _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
         if own:
