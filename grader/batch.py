@@ -76,7 +76,7 @@ class BatchConfig:
     slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
     slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True                 # Slurm: wait for the job and write the gradebook
-    jobs_per_gpu: int = 0             # students graded at once per GPU (0: gpus.jobs_per_gpu)
+    jobs_per_gpu: int = 1             # students graded at once per GPU (grader/gate.py)
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -436,12 +436,13 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     needs_gpu = any(lab.needs_gpu for lab in labs)
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
-    cpus = os.cpu_count() or 1
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
-    per_gpu = {sel: config.jobs_per_gpu or
-               (gpus.jobs_per_gpu(gpus.find(sel), cpus, len(selectors))
-                if sel is not None and needs_gpu else 1)
-               for sel in selectors or [None]}
+    per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in selectors or [None]}
+    for sel, k in per_gpu.items():
+        if sel is not None and k > gpus.most_jobs(gpus.find(sel)):
+            raise BatchError(f"--jobs-per-gpu {k}: GPU {sel} has memory for "
+                             f"{gpus.most_jobs(gpus.find(sel))} students' tests at once "
+                             f"({gpus.HUGE_CASE_GIB} GiB each)")
     shared = sum(per_gpu.values()) > 1
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
     workers = []

@@ -159,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
-    b.add_argument("--jobs-per-gpu", type=_positive, default=0, metavar="K",
+    b.add_argument("--jobs-per-gpu", type=_positive, default=1, metavar="K",
                    help="students graded at once on each GPU, each with its own build tree; "
-                        "their timed tests still run alone (default: up to 4, by the GPU's "
-                        "memory and the CPU cores)")
+                        "their timed tests still run alone (default 1; see the README for "
+                        "when more pays)")
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument("--no-sanitize", action="store_true",
                    help="skip the small cases under compute-sanitizer (on by default)")

@@ -54,20 +54,13 @@ def list_gpus() -> tuple[Gpu, ...]:
 
 
 # Students graded side by side on one GPU (batch --jobs-per-gpu): each may hold
-# the 2^32-element case's 18 GiB at once, and each wants about 4 CPU cores
-# (its build, its checker's host side, compute-sanitizer).
+# the 2^32-element case's 18 GiB at once.
 HUGE_CASE_GIB = 20
-CORES_PER_JOB = 4
-MAX_JOBS_PER_GPU = 4
 
 
-def jobs_per_gpu(gpu: Gpu | None, cpus: int, gpus_used: int = 1) -> int:
-    """How many students one GPU grades at once by default."""
-    if gpu is None:
-        return 1
-    by_memory = gpu.memory_mib // (HUGE_CASE_GIB * 1024) if gpu.memory_mib else 1
-    by_cores = cpus // (CORES_PER_JOB * max(1, gpus_used))
-    return max(1, min(MAX_JOBS_PER_GPU, by_memory, by_cores))
+def most_jobs(gpu: Gpu) -> int:
+    """How many students' tests fit this GPU's memory at once."""
+    return max(1, gpu.memory_mib // (HUGE_CASE_GIB * 1024)) if gpu.memory_mib else 1
 
 
 def _have(tool: str) -> bool:

@@ -9,8 +9,8 @@ usage: run_attacks.py OUT [--lab 07_atomic_finish ...] [--mode contained-policy]
                           [--mode sandboxed-split] [--arch sm_90] [--timeout S]
 
 Modes: contained-policy (no sandbox, linked policy check on: what an
-instructor runs, with batch's default students per GPU, so the untimed tests
-share the GPU and the timed ones wait to run alone), contained-split and
+instructor runs, here with two students per GPU, so the untimed tests share
+the GPU and the timed ones wait to run alone), contained-split and
 sandboxed-split (policy check off: the checker/runner split alone, one student
 at a time), sandboxed-policy."""
 from __future__ import annotations
@@ -46,7 +46,7 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     specs = [honest[0], *made.values(), honest[1]]
     config = batch.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
                                sandbox=sandboxed, linked_policy=policy, sanitize=False,
-                               jobs_per_gpu=0 if mode == "contained-policy" else 1)
+                               jobs_per_gpu=2 if mode == "contained-policy" else 1)
     started = time.time()
     log: list[str] = []
 
