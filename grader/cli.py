@@ -7,6 +7,7 @@ Each subcommand is a thin layer over an importable function; exit codes:
   3  a fault of the machine or of the grader stopped some grading (nothing
      was recorded as the student's for it)
   4  nothing failed, but some labs could not be graded here (no GPU)
+  5  profile: this user may not read the GPU's performance counters
 """
 from __future__ import annotations
 
@@ -95,6 +96,13 @@ def _slurm_task(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from . import bench
     return bench.run(args.out, args.build_dir, args.arch)
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from . import profile
+    return profile.run(args.labs, build_dir=args.build_dir, arch=args.arch, log2n=args.log2n,
+                       impl=args.impl, json_path=args.json, timeout=args.timeout,
+                       references_only=args.references)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -206,6 +214,22 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--arch", default="auto")
     r.set_defaults(func=_bench)
 
+    p = sub.add_parser("profile", help="your kernel under Nsight Compute beside the reference "
+                                       "and the previous lab: the counters behind the GB/s")
+    p.add_argument("labs", nargs="*", help="lab ids or numbers (default: every GPU lab)")
+    p.add_argument("--impl", default="labs", choices=["labs", "solutions"],
+                   help="profile labs/ (yours) or solutions/ as yours")
+    p.add_argument("--log2n", type=int, default=25, choices=range(16, 31), metavar="16..30",
+                   help="input size, log2 of the element count (default 25: 128 MiB of ints)")
+    p.add_argument("--references", action="store_true",
+                   help="(instructor) profile only the reference solutions, in the shape of "
+                        "the committed run that a student release reads")
+    p.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    p.add_argument("--arch", help="gpu_arch for meson (default: the build folder's)")
+    p.add_argument("--json", type=Path, default=tools.REPO / "build" / "profile.json")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per program under ncu")
+    p.set_defaults(func=_profile)
+
     k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
     k.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
     k.add_argument("--arch", default="auto")
@@ -231,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", type=Path, required=True, help="folder for the JSON and logs")
     c.add_argument("--build-dir", type=Path, default=tools.REPO / "build-gpucheck")
     c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
-    c.add_argument("--parts", help="comma-separated: labs, suites, bench, attacks, sandbox, "
-                                   "class (default: all)")
+    c.add_argument("--parts", help="comma-separated: labs, suites, bench, profile, attacks, "
+                                   "sandbox, class (default: all)")
     c.add_argument("--sandbox-labs", metavar="LABS",
                    help="the part sandbox grades only these labs, e.g. 01,02,03 (default: all)")
     c.add_argument("--merge", nargs="+", type=Path, metavar="JSON",

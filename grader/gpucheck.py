@@ -98,7 +98,7 @@ def cub_check(bench_result: dict) -> dict:
             "lowest_ratio": min((r["ratio"] for r in rows.values() if r["ratio"]), default=None)}
 
 
-PARTS = ("labs", "suites", "bench", "attacks", "sandbox", "class")
+PARTS = ("labs", "suites", "bench", "profile", "attacks", "sandbox", "class")
 
 
 def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PARTS,
@@ -106,7 +106,9 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
     """The evidence run, or some of its parts (a GPU call has a time limit):
     labs (every solution and skeleton through its checker, the sanitizer's
     cost), suites (the meson suites that expect failures: skeletons, mutants,
-    peers), bench (every reference and CUB over sizes, the studies), attacks
+    peers), bench (every reference and CUB over sizes, the studies), profile
+    (every reference under Nsight Compute: the committed run a student release
+    reads; `profile` of 02-04 and of an untouched skeleton as a student sees it), attacks
     (tests/attacks on labs 07 and 09, with and without --sandbox), sandbox (batch
     --sandbox of the reference solutions, one lab per contract kind), class
     (the class of ten)."""
@@ -150,7 +152,8 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
                 {k: t.get(k) for k in ("name", "result", "duration", "stdout")}
                 for t in map(json.loads, testlog.read_text().splitlines())]
         bad |= bool(suites.get("failed"))
-    scripts = (("attacks", _attacks),
+    scripts = (("profile", lambda o, a: _profile(o, build_dir)),
+               ("attacks", _attacks),
                ("sandbox", lambda o, a: _sandbox_batch(o, a, sandbox_labs or tuple(l.id for l in course.labs))),
                ("class", _class))
     for part, script in scripts:
@@ -257,6 +260,27 @@ def _script(args: list[str], out_dir: Path, name: str, timeout: float = 1800) ->
     return result
 
 
+def _profile(out_dir: Path, build_dir: Path) -> dict:
+    """Every reference under ncu (OUT/profile.json, the file a release reads), then
+    what a student sees: 02-04 (solutions as theirs) and an untouched skeleton."""
+    base = ["-m", "grader", "profile", "--build-dir", str(build_dir)]
+    runs = {
+        "references": (_script(base + ["--references", "--json", str(out_dir / "profile.json")],
+                               out_dir, "profile.json"), 0),
+        "solutions_02_03_04": (_script(base + ["02", "03", "04", "--impl", "solutions", "--json",
+                                               str(out_dir / "profile-02-04.json")],
+                                       out_dir, "profile-02-04.json"), 0),
+        "skeleton_03": (_script(base + ["03", "--json", str(out_dir / "profile-skeleton.json")],
+                                out_dir, "profile-skeleton.json"), 1),
+    }
+    wrong = [k for k, (r, want) in runs.items() if r["exit_code"] != want]
+    return {"exit_code": 1 if wrong else 0,
+            "seconds": round(sum(r["seconds"] for r, _ in runs.values()), 1),
+            "runs": {k: r for k, (r, _) in runs.items()},
+            "output": (f"profile: unexpected exit in {', '.join(wrong)}" if wrong else
+                       "profile: references profiled, 02-04 shown, the skeleton refused")}
+
+
 ATTACK_LABS = ("07_atomic_finish", "09_shuffle_vector_loads")
 
 
@@ -350,7 +374,7 @@ def summary_table(ev: dict) -> str:
         lines.append(f"meson suites skeletons/mutants/peers/harness: {len(s.get('passed', []))} passed, "
                      f"{len(s.get('failed', []))} failed, {len(s.get('skipped', []))} skipped"
                      + (f" (failed: {', '.join(s['failed'])})" if s.get("failed") else ""))
-    for part in ("attacks", "sandbox", "class"):
+    for part in ("profile", "attacks", "sandbox", "class"):
         if part in ev:
             r = ev[part]
             lines.append(f"{part}: exit {r['exit_code']} in {r['seconds']:.0f} s; "

@@ -16,6 +16,12 @@ from pathlib import Path
 
 LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
 KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
+# What `grader profile` can show (grader/profile.py defines each; a test keeps
+# the two lists equal). Listed here so that this file runs as a plain script.
+PROFILE_METRICS = ("time_us", "kernels", "dram_pct", "dram_bytes_per_element",
+                   "branch_uniform_pct", "active_threads", "bank_conflicts", "shared_ways",
+                   "inst_per_32", "issue_busy_pct", "occupancy_pct", "waiting_on_memory",
+                   "bytes_per_load", "atomics")
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Lab:
     anchor_gbps: dict[int, float] = field(default_factory=dict)   # H200, by log2(n)
     beats_cub: bool = False     # the reference must match or beat CUB at every size
     rdc: bool = False           # relocatable device code (dynamic parallelism)
+    profile: tuple[str, ...] = ()   # what `grader profile` shows beside the common rows
 
     @property
     def points(self) -> int:
@@ -156,6 +163,16 @@ def _anchors(v):
     return None
 
 
+def _profile(v):
+    if not isinstance(v, list) or any(not isinstance(x, str) for x in v):
+        return "must be a list of metric names"
+    bad = [x for x in v if x not in PROFILE_METRICS]
+    if bad:
+        return (f"has {', '.join(map(repr, bad))}: the metrics are "
+                f"{', '.join(PROFILE_METRICS)}")
+    return None
+
+
 THRESHOLD_MAX = 1.5     # a fraction of a copy ceiling: above 1.5 is a typo
 ANCHOR_LOG2_MAX = 40
 TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}   # table -> required
@@ -172,6 +189,7 @@ LAB_KEYS = {
     "anchor_gbps": (_anchors, False),
     "beats_cub": (_boolean, False),
     "rdc": (_boolean, False),
+    "profile": (_profile, False),
 }
 PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
 _LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")
@@ -268,7 +286,8 @@ def load(path: Path = LABS_TOML) -> Course:
             points_performance=entry["points_performance"],
             threshold=float(entry["threshold"]), floor=float(entry["floor"]),
             forbidden=tuple(entry.get("forbidden", ())), anchor_gbps=_anchor_map(entry),
-            beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False))
+            beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False),
+            profile=tuple(entry.get("profile", ())))
         for lab_id, entry in data["labs"].items())
     peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
                   for pid, p in data.get("peers", {}).items())

@@ -8,7 +8,15 @@
 // Built once per implementation with BENCH_NAME (its name) and BENCH_TRAITS
 // (SumTraits or MaxTraits, tests/support/contracts.cuh).
 //
+// --profile=LOG2 is `grader profile`'s mode: one size, one call checked
+// against the reference, then one more call between cudaProfilerStart and
+// cudaProfilerStop, so that `ncu --profile-from-start off` sees exactly the
+// kernels of one call (however many the lab launches); no ceiling, no CUB.
+//
 // usage: bench-<name> [--sizes=LOG2,LOG2,...] [--json=FILE]
+//        bench-<name> --profile=LOG2 [--json=FILE]
+#include <cuda_profiler_api.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,11 +97,67 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   return row;
 }
 
+// One checked call, then one call inside the profiler's range. status: ok,
+// wrong (profiled all the same: its numbers still say something), or
+// not_implemented (the skeleton's TODO ran: nothing worth profiling).
+std::string profile_size(int log2n, cudaStream_t stream, std::string* detail) {
+  const std::size_t n = std::size_t{1} << log2n;
+  lab::DeviceBuffer<T> input(n);
+  const Traits::Input spec = Traits::bandwidth_input(0x5eed0000u + static_cast<unsigned>(log2n), n);
+  lab::generate(input.get(), n, spec, stream);
+  const std::size_t workspace_bytes =
+      lab::test::direct::workspace_bytes(Traits::kFn, Traits::kArg, n);
+  lab::DeviceBuffer<unsigned char> workspace(workspace_bytes);
+  lab::DeviceBuffer<T> out(1);
+  const T expected = Traits::reference(spec);
+  lab::test::Invocation c;
+  c.fn = Traits::kFn;
+  c.arg = Traits::kArg;
+  c.n = n;
+  c.in = input.get();
+  c.out = out.get();
+  c.scratch = workspace.get();
+  out.fill_bytes(0xA5, stream);
+  lab::test::direct::invoke(c, stream);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (lab::test::direct::todo_reached()) return "not_implemented";
+  T got{};
+  CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+  std::string status = "ok";
+  if (!Traits::same(got, expected)) {
+    status = "wrong";
+    *detail = "expected " + Traits::show(expected) + ", got " + Traits::show(got);
+  }
+  CUDA_CHECK(cudaProfilerStart());
+  lab::test::direct::invoke(c, stream);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CUDA_CHECK(cudaProfilerStop());
+  return status;
+}
+
+int profile_main(int log2n, const char* json_path) {
+  lab::CudaStream stream;
+  const lab::DeviceInfo info = lab::query_device();
+  std::string detail;
+  const std::string status = profile_size(log2n, stream, &detail);
+  std::printf("%s on %s: 2^%d elements, %s %s\n", BENCH_NAME, info.name.c_str(), log2n,
+              status.c_str(), detail.c_str());
+  const std::string json = "{\"name\":\"" BENCH_NAME "\",\"contract\":\"" +
+                           std::string(Traits::kWhat) + "\",\"device\":\"" + info.name +
+                           "\",\"log2n\":" + std::to_string(log2n) + ",\"status\":\"" +
+                           status + "\",\"detail\":\"" + detail + "\"}\n";
+  if (json_path && !lab::write_report(json_path, json)) return 1;
+  return status == "ok" ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes = {16, 18, 20, 22, 24, 26, 28, 30};
   const char* json_path = nullptr;
+  int profile_log2n = -1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
       sizes.clear();
@@ -102,10 +166,18 @@ int main(int argc, char** argv) {
         if (*p == ',') ++p;
         else if (*p) break;
       }
+    } else if (std::strncmp(argv[i], "--profile=", 10) == 0) {
+      profile_log2n = std::atoi(argv[i] + 10);
+      if (profile_log2n < 10 || profile_log2n > 31) {
+        std::fprintf(stderr, "--profile=LOG2: LOG2 from 10 to 31\n");
+        return 2;
+      }
     } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
       json_path = argv[i] + 7;
     } else {
-      std::fprintf(stderr, "usage: %s [--sizes=LOG2,LOG2,...] [--json=FILE]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--sizes=LOG2,LOG2,...] [--json=FILE]\n"
+                   "       %s --profile=LOG2 [--json=FILE]\n", argv[0], argv[0]);
       return 2;
     }
   }
@@ -115,6 +187,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
+    if (profile_log2n >= 0) return profile_main(profile_log2n, json_path);
     const lab::DeviceInfo info = lab::query_device();
     lab::CudaStream stream;
     const double ceiling = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
