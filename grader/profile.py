@@ -46,13 +46,11 @@ COUNTERS = (
     TIME,
     "dram__bytes_read.sum",
     "smsp__inst_executed.sum",
-    "smsp__thread_inst_executed.sum",
+    "smsp__thread_inst_executed_pred_on.sum",
     "smsp__sass_branch_targets.sum",
     "smsp__sass_branch_targets_threads_uniform.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
     "smsp__inst_executed_op_global_ld.sum",
     "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "smsp__sass_inst_executed_op_global_red.sum",
@@ -103,14 +101,15 @@ METRICS: dict[str, Metric] = {
         "uniform branches, %",
         "branches where every active thread of the warp went the same way; a divergent warp "
         "runs both sides, one after the other (ncu's "
-        "smsp__sass_average_branch_targets_threads_uniform, over all kernels)",
+        "smsp__sass_average_branch_targets_threads_uniform, over all kernels); '-': no branch "
+        "at all, the compiler predicated every condition (idle lanes show in the next row)",
         lambda c, n, k: _pct(c["smsp__sass_branch_targets_threads_uniform.sum"],
                              c["smsp__sass_branch_targets.sum"])),
     "active_threads": Metric(
-        "active threads per warp instruction (of 32)",
-        "threads that do work in each instruction issued; a warp whose threads idle through "
-        "a tree step still spends the issue slot",
-        lambda c, n, k: _ratio(c["smsp__thread_inst_executed.sum"],
+        "working threads per warp instruction (of 32)",
+        "threads whose predicate is on in each instruction issued; a warp whose threads idle "
+        "through a tree step still spends the whole issue slot",
+        lambda c, n, k: _ratio(c["smsp__thread_inst_executed_pred_on.sum"],
                                c["smsp__inst_executed.sum"])),
     "bank_conflicts": Metric(
         "shared-memory bank conflicts",
@@ -118,11 +117,6 @@ METRICS: dict[str, Metric] = {
         "hit the same bank at different addresses",
         lambda c, n, k: c["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
         + c["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], 0),
-    "shared_ways": Metric(
-        "shared-memory passes per load instruction",
-        "1.0 is conflict-free; k means each shared load was, on average, a k-way conflict",
-        lambda c, n, k: _ratio(c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"],
-                               c["smsp__inst_executed_op_shared_ld.sum"]), 2),
     "inst_per_32": Metric(
         "warp instructions per 32 elements",
         "what one warp's worth of input costs in issued instructions; a memory-bound kernel "
@@ -272,7 +266,10 @@ def profile_binary(binary: Path, source: str, log2n: int = DEFAULT_LOG2N,
     ncu = find_ncu()
     with tempfile.TemporaryDirectory(prefix="lab-profile-") as tmp:
         log, out = Path(tmp) / "ncu.csv", Path(tmp) / "bench.json"
-        cmd = [ncu, "--profile-from-start", "off", "--csv", "--page", "raw",
+        # --clock-control none: the GPU's own clocks, as in the graded runs (ncu
+        # would lock them to base and every figure would drift from the GB/s).
+        cmd = [ncu, "--profile-from-start", "off", "--clock-control", "none",
+               "--csv", "--page", "raw",
                "--print-units", "base", "--log-file", str(log),
                "--metrics", ",".join(COUNTERS + TIME_WEIGHTED),
                str(binary), f"--profile={log2n}", f"--json={out}"]
@@ -446,6 +443,8 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
     for name, row in results.items():
         print()
         print(table(course, name, row, previous[name]))
+    print()
+    print(meanings(shown_metrics(course, results)))
     print(f"\nreport: {json_path}")
     judged = [row.get("yours" if not references_only else "reference")
               for row in results.values()]
@@ -494,8 +493,16 @@ def table(course: labmeta.Course, name: str, row: dict[str, Profile | None],
             v = p.metrics.get(k)
             cells.append(f"  {'-' if v is None else f'{v:,.{m.digits}f}':>16}")
         lines.append(f"  {m.label:{width}}" + "".join(cells))
-    lines.append("")
-    lines.append("  what they mean:")
-    for k in keys:
-        lines.append(f"  - {METRICS[k].label}: {METRICS[k].means}")
     return "\n".join(lines)
+
+
+def shown_metrics(course: labmeta.Course, names) -> list[str]:
+    keys = list(COMMON)
+    for name in names:
+        keys += [k for k in lab_of(course, name).profile if k not in keys]
+    return keys
+
+
+def meanings(keys: list[str]) -> str:
+    return "what the rows mean:\n" + "\n".join(
+        f"  - {METRICS[k].label}: {METRICS[k].means}" for k in keys)

@@ -28,16 +28,14 @@ def ncu_csv(kernels: list[dict]) -> str:
 def two_kernels() -> list[dict]:
     return [
         {"name": "block_sums", profile.TIME: 300000, "dram__bytes_read.sum": 134217728,
-         "smsp__inst_executed.sum": 2000000, "smsp__thread_inst_executed.sum": 48000000,
+         "smsp__inst_executed.sum": 2000000, "smsp__thread_inst_executed_pred_on.sum": 48000000,
          "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 250,
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 7000,
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 1000,
-         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 30000,
-         "smsp__inst_executed_op_shared_ld.sum": 10000,
          "dram__throughput.avg.pct_of_peak_sustained_elapsed": 80.0,
          "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0},
         {"name": "finish", profile.TIME: 100000, "dram__bytes_read.sum": 0,
-         "smsp__inst_executed.sum": 1000, "smsp__thread_inst_executed.sum": 32000,
+         "smsp__inst_executed.sum": 1000, "smsp__thread_inst_executed_pred_on.sum": 32000,
          "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 750,
          "dram__throughput.avg.pct_of_peak_sustained_elapsed": 0.0,
          "sm__warps_active.avg.pct_of_peak_sustained_active": 10.0},
@@ -64,7 +62,7 @@ def test_csv_is_summed_over_kernels_and_rates_weighted_by_time():
     assert m["dram_bytes_per_element"] == pytest.approx(4.0)
     assert m["branch_uniform_pct"] == pytest.approx(50.0)   # (250 + 750) / 2000
     assert m["bank_conflicts"] == 8000
-    assert m["shared_ways"] == pytest.approx(3.0)
+    assert m["active_threads"] == pytest.approx(48032000 / 2001000)
     assert m["bytes_per_load"] is None    # no global load counted: no ratio, not a zero
 
 
