@@ -163,6 +163,8 @@ class Evidence:
     date: str
     labs: list[Lab]
     studies: dict = field(default_factory=dict)  # name -> the study's JSON (gpucheck "studies")
+    profile: dict = field(default_factory=dict)  # `grader profile --references`, beside the JSON
+    toml_path: Path = LABS_TOML
 
     def lab(self, lab_id: str) -> Lab | None:
         return next((lab for lab in self.labs if lab.id == lab_id), None)
@@ -221,7 +223,12 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
     return Evidence(Path(json_path), smi[0] if smi else "unknown GPU",
                     smi[1] if len(smi) > 1 else "?", smi[2] if len(smi) > 2 else "?",
                     cuda.group(1) if cuda else "?", m.get("commit", "")[:7] or "unknown",
-                    m.get("date", "")[:10], labs, data.get("studies", {}))
+                    m.get("date", "")[:10], labs, data.get("studies", {}),
+                    _profile_run(Path(json_path).parent / "profile.json"), Path(toml_path))
+
+
+def _profile_run(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 # --------------------------------------------------------------------------
@@ -275,6 +282,51 @@ def bench_table(ev: Evidence, lab: Lab, bench: Bench) -> list[str]:
             cells.append(ratio(s.gbps, p.gbps if p else None))
         rows.append("| " + " | ".join(cells) + " |")
     return rows
+
+
+def profile_lines(ev: Evidence, lab: Lab) -> list[str]:
+    """Why, measured: the counters `grader profile` shows for this lab, this lab's
+    reference beside the previous one's, from the committed profile run."""
+    run = ev.profile.get("profiles", {})
+    if not run:
+        return []
+    sys.path.insert(0, str(REPO))
+    from grader import labmeta as course_file, profile as gp
+    course = course_file.load(ev.toml_path)
+    glab = course.lab(lab.id)
+    keys = ["time_us", "dram_pct"] + [k for k in glab.profile if k not in ("time_us", "dram_pct")]
+    out = []
+    for name in gp.bench_names(glab):
+        mine = run.get(name)
+        if not mine or not mine.get("metrics"):
+            continue
+        prev = gp.previous_bench(course, glab, lambda b: gp.contract_of(course, b),
+                                 lambda i: gp.bench_names(course.lab(i)), name)
+        other = run.get(prev) if prev else None
+        cols = [(lab_name(lab.id) + (f" {name.rsplit('-', 1)[1]}" if name != lab.id else ""),
+                 mine)]
+        if other and other.get("metrics"):
+            cols.append((lab_name(prev) + (f" {prev.rsplit('-', 1)[1]}"
+                                           if prev.count("-") else ""), other))
+        log2n = ev.profile.get("log2n", 25)
+        out += [f"## Measured: why (Nsight Compute{', ' + name.rsplit('-', 1)[1] if name != lab.id else ''})",
+                "",
+                f"One call on $2^{{{log2n}}}$ elements under `ncu`, reference solutions; "
+                f"`python3 -m grader profile {lab.id.split('_', 1)[0]}` puts yours beside them. "
+                f"{ev.profile.get('machine', {}).get('gpu', '')}, commit "
+                f"`{ev.profile.get('machine', {}).get('commit', '')[:7]}`.",
+                "",
+                "| counter | " + " | ".join(t for t, _ in cols) + " |",
+                "| --- |" + " ---: |" * len(cols)]
+        for k in keys:
+            m = gp.METRICS[k]
+            cells = []
+            for _, p in cols:
+                v = p["metrics"].get(k)
+                cells.append("-" if v is None else f"{v:,.{m.digits}f}")
+            out.append(f"| {m.label} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def test_case_lines(lab: Lab) -> list[str]:
@@ -374,6 +426,7 @@ def lab_block(ev: Evidence, lab: Lab) -> str:
         out += [f"## Measured on the {ev.gpu}", "", "This run has no bench of this lab.", ""]
     if lab.kind == "gpu_float_sum":
         out += float_sum_block(ev, lab)
+    out += profile_lines(ev, lab)
     out += ["## Measured: the bandwidth test", "", *test_case_lines(lab), "",
             "## Measured: against the copy ceiling", "",
             f"![{lab_name(lab.id)} and the labs before it, as a fraction of the copy ceiling]"
