@@ -268,9 +268,11 @@ class Worker:
         cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, tools.REPO / "labs", self.src / "labs")
-            result = StudentResult(student, spec, submissions.content_hash(sub, course),
-                                   tools.git_commit(), now, notes=notes,
-                                   options=self.config.fingerprint())
+            answers, answer_notes = submissions.read_answers(sub, course, tools.REPO / "labs")
+            result = StudentResult(student, spec,
+                                   submissions.content_hash(sub, course, answers),
+                                   tools.git_commit(), now, notes=notes + answer_notes,
+                                   options=self.config.fingerprint(), answers=answers)
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
@@ -350,7 +352,8 @@ def previous_result(spec: str, student: str, students_dir: Path, course: labmeta
         return None
     try:
         sub = submissions.open_submission(spec, student=student)
-        same = submissions.content_hash(sub, course) == previous.submission_hash
+        answers, _ = submissions.read_answers(sub, course, tools.REPO / "labs")
+        same = submissions.content_hash(sub, course, answers) == previous.submission_hash
         if sub.workdir:
             sub.workdir.cleanup()
     except ValueError:

@@ -6,8 +6,10 @@ import csv
 import hashlib
 import io
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
+from . import hints
 from .scoring import LabResult
 
 
@@ -24,6 +26,7 @@ class StudentResult:
                                # machine failed (such a result is never reused on resume)
     options: str = ""          # fingerprint of the grading options (batch.BatchConfig)
     seconds: float = 0.0       # wall time spent grading this submission
+    answers: dict[str, str] = field(default_factory=dict)   # lab -> ANSWERS.md, not scored
 
     @property
     def points(self) -> float:
@@ -69,6 +72,7 @@ def _lab_lines(r: LabResult) -> list[str]:
         lines.append(f"- first failure: `{r.first_failure.test}` ({r.first_failure.describe()})")
         for h in r.hints:
             lines.append(f"  - hint: {h}")
+        lines.append(f"  - see: {hints.where_explained(r.lab, r.first_failure.hint)}")
         if r.seed:
             lines.append(f"  - replay: `--seed={r.seed}`")
     for note in r.notes:
@@ -104,7 +108,21 @@ def markdown(res: StudentResult) -> str:
         out.append("")
     for r in res.labs:
         out += _lab_lines(r)
+    out += answer_lines(res.answers)
     return "\n".join(out)
+
+
+def answer_lines(answers: dict[str, str]) -> list[str]:
+    """The student's answers to the handouts' questions, verbatim in code blocks
+    (their Markdown is shown, never rendered into the feedback's own)."""
+    if not answers:
+        return []
+    out = ["## Answers to the handouts' questions (not scored)", ""]
+    for lab_id, text in sorted(answers.items()):
+        longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        out += [f"### {lab_id}", "", fence + "text", text.rstrip("\n"), fence, ""]
+    return out
 
 
 def gradescope(res: StudentResult) -> dict:

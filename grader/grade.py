@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import gpus, isolation as isolation_mod, labmeta, policy, tools
+from . import gpus, hints, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
 from .checker_run import run_checker
 from .gate import SANITIZER, Gate, held
@@ -341,6 +341,7 @@ def details(report: GradeReport) -> str:
             out.append(f"{r.lab}: {r.first_failure.test} failed ({r.first_failure.describe()})")
             for h in r.hints:
                 out.append(f"    hint: {h}")
+            out.append(f"    see: {hints.where_explained(r.lab, r.first_failure.hint)}")
             out.append(f"    replay: --seed={r.seed}" if r.seed else "")
         for note in r.notes:
             out.append(f"{r.lab}: {note}")

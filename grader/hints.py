@@ -61,6 +61,18 @@ def explain(failure, case: CaseResult) -> str:
     return CASE_HINTS.get(failure.hint, failure.hint or "wrong result")
 
 
+# The handout section behind each kind of hint (every handout has these three).
+SECTIONS = {"not_implemented": "What you need to do", "performance": "Bandwidth threshold"}
+DEFAULT_SECTION = "Grading"
+
+
+def where_explained(lab_id: str, hint: str) -> str:
+    """The handout section that explains a hint: a path and a GitHub-style anchor."""
+    section = SECTIONS.get(hint, DEFAULT_SECTION)
+    anchor = section.lower().replace(" ", "-")
+    return f"labs/{lab_id}/README.md#{anchor} (\"{section}\")"
+
+
 def case_hint(case: CaseResult) -> str:
     code = case.properties.get("fail_hint") or (case.status if case.status in CASE_HINTS else "")
     return code

@@ -531,15 +531,46 @@ def _lab_bytes(sub: Submission, lab_id: str, name: str) -> bytes | None:
     return read_submission_file(root, [*sub.labs_parts, lab_id, name])
 
 
-def content_hash(sub: Submission, course: Course) -> str:
-    """Hash of the student's lab files: a changed resubmission is graded again."""
+def content_hash(sub: Submission, course: Course,
+                 answers: dict[str, str] | None = None) -> str:
+    """Hash of the student's lab files (and of their answers, where they wrote
+    any): a changed resubmission is graded again."""
     h = hashlib.sha256()
     for lab in course.labs:
         for name in lab.files:
             data = _lab_bytes(sub, lab.id, name)
             h.update(f"{lab.id}/{name}\0".encode())
             h.update(data if data is not None else b"<missing>")
+    for lab_id, text in sorted((answers or {}).items()):
+        h.update(f"{lab_id}/{ANSWERS}\0".encode() + text.encode())
     return h.hexdigest()[:16]
+
+
+ANSWERS = "ANSWERS.md"
+MAX_ANSWERS_BYTES = 64 << 10
+
+
+def read_answers(sub: Submission, course: Course, template_labs: Path) -> tuple[dict[str, str], list[str]]:
+    """Each lab's ANSWERS.md (the handout's predict-then-measure questions) as text,
+    for the instructor: never built, run or scored. A file still equal to the
+    template is left out; one that is a link, too large or unreadable is named in
+    a note and left out, and costs nothing."""
+    answers, notes = {}, []
+    root = sub.root if sub.root is not None else sub.labs_dir
+    for lab in course.labs:
+        try:
+            data = read_submission_file(root, [*sub.labs_parts, lab.id, ANSWERS],
+                                        limit=MAX_ANSWERS_BYTES)
+        except ValueError as e:
+            notes.append(f"answers not read: {e}")
+            continue
+        if data is None:
+            continue
+        template = template_labs / lab.id / ANSWERS
+        if template.is_file() and data == template.read_bytes():
+            continue
+        answers[lab.id] = data.decode("utf-8", errors="replace")
+    return answers, notes
 
 
 def _as_text(data: bytes) -> str:

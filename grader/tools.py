@@ -56,9 +56,24 @@ class BuildResult:
         return ""
 
 
+# Where the grader installs what is missing: a virtual environment of the
+# repository's own (ignored by git, left out of a release), never the user's
+# system Python. It sees the system's packages (matplotlib, an installed meson).
+VENV = REPO / ".venv"
+
+
+def _venv_bin() -> Path:
+    return VENV / ("Scripts" if os.name == "nt" else "bin")
+
+
+def _on_path(tool: str) -> str | None:
+    return shutil.which(tool) or shutil.which(tool, path=str(_venv_bin()))
+
+
 def _meson_cmd() -> list[str] | None:
-    if shutil.which("meson"):
-        return ["meson"]
+    found = _on_path("meson")
+    if found:
+        return [found]
     try:
         import mesonbuild  # noqa: F401
         return [sys.executable, "-m", "mesonbuild.mesonmain"]
@@ -67,34 +82,47 @@ def _meson_cmd() -> list[str] | None:
 
 
 def _pip_install(packages: list[str]) -> None:
-    print(f"[grader] installing {' '.join(packages)} with pip ...", flush=True)
-    base = [sys.executable, "-m", "pip", "install", "--quiet"]
-    for extra in ([], ["--user"], ["--user", "--break-system-packages"]):
-        done = proc.run(base + extra + packages, timeout=900)
-        if done.ok:
-            return
+    """Into VENV (made on first use), whose bin/ then goes first on PATH."""
+    python = _venv_bin() / "python"
+    if not python.exists():
+        print(f"[grader] making {VENV} for {' '.join(packages)} (the system Python is left "
+              "alone) ...", flush=True)
+        done = proc.run([sys.executable, "-m", "venv", "--system-site-packages", str(VENV)],
+                        timeout=300)
+        if not done.ok:
+            raise SetupError(f"could not make a virtual environment in {VENV} "
+                             f"({done.output.strip()[-300:]}); install "
+                             f"{' '.join(packages)} yourself (pip install "
+                             f"{' '.join(packages)}, or your system's packages)")
+    print(f"[grader] installing {' '.join(packages)} into {VENV} ...", flush=True)
+    done = proc.run([str(python), "-m", "pip", "install", "--quiet", *packages], timeout=900)
+    if not done.ok:
         print(done.output[-1500:], flush=True)
-    raise SetupError(f"could not install {' '.join(packages)}; install them yourself "
-                     f"(pip install {' '.join(packages)}, or your system's packages)")
+        raise SetupError(f"could not install {' '.join(packages)} into {VENV}; install them "
+                         f"yourself (pip install {' '.join(packages)}, or your system's "
+                         "packages)")
+    os.environ["PATH"] = f"{_venv_bin()}{os.pathsep}{os.environ['PATH']}"
 
 
 def ensure_tools(need_pytest: bool = False) -> list[str]:
-    """Returns the command that runs meson, installing meson/ninja/pytest if missing."""
+    """Returns the command that runs meson, installing meson/ninja/pytest into the
+    repository's .venv if missing."""
     missing = []
     if _meson_cmd() is None:
         missing.append("meson")
-    if not shutil.which("ninja"):
+    if not _on_path("ninja"):
         missing.append("ninja")
     if need_pytest:
         try:
             import pytest  # noqa: F401
         except ImportError:
-            missing.append("pytest")
+            # meson's tests run pytest with the Python meson runs under: both go
+            # into the venv, together.
+            missing += [p for p in ("meson", "ninja", "pytest") if p not in missing]
     if missing:
         _pip_install(missing)
-        user_bin = Path(subprocess.run([sys.executable, "-m", "site", "--user-base"],
-                                       capture_output=True, text=True).stdout.strip(), "bin")
-        os.environ["PATH"] = f"{user_bin}{os.pathsep}{os.environ['PATH']}"
+    elif _venv_bin().is_dir() and str(_venv_bin()) not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = f"{_venv_bin()}{os.pathsep}{os.environ['PATH']}"
     meson = _meson_cmd()
     if meson is None:
         raise SetupError("meson is installed but cannot be run; check your PATH")

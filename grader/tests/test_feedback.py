@@ -38,3 +38,33 @@ def test_full_points_or_an_incorrect_lab_get_no_such_lines():
 def test_without_a_reference_figure_the_line_still_reads():
     t = text(lab(reference_fraction=None))
     assert "reference" not in t and "threshold of 0.715" in t
+
+
+def test_answers_reach_the_feedback_verbatim_and_unscored(tmp_path):
+    from grader import feedback
+    from grader.feedback import StudentResult
+    text = "Before: 0.75x\n```\nrm -rf /\n```\n<script>alert(1)</script>\n"
+    res = StudentResult("ann", "subs/ann", "h", "c", "d", answers={"03_strided_index": text})
+    md = feedback.markdown(res)
+    assert "## Answers to the handouts' questions (not scored)" in md
+    # the student's own ``` cannot close the block it is shown in
+    assert "````text\n" + text.rstrip("\n") + "\n````" in md
+    assert res.points == 0
+
+
+def test_answers_are_read_safely_and_template_left_out(tmp_path):
+    # (a link anywhere in a submission refuses all of it: scan_tree, tested elsewhere)
+    from grader import labmeta, submissions
+    from conftest import student_folder
+    course = labmeta.load()
+    root = student_folder(tmp_path, "bob")
+    (root / "labs" / "03_strided_index" / "ANSWERS.md").write_text("my prediction: slower\n")
+    big = root / "labs" / "04_sequential_addressing" / "ANSWERS.md"
+    big.write_text("x" * (submissions.MAX_ANSWERS_BYTES + 1))
+    sub = submissions.open_submission(str(root))
+    answers, notes = submissions.read_answers(sub, course, submissions.Path(
+        submissions.__file__).resolve().parents[1] / "labs")
+    assert answers == {"03_strided_index": "my prediction: slower\n"}
+    assert any("04_sequential_addressing/ANSWERS.md is larger" in n for n in notes)
+    # changed answers change the submission's hash (a resubmission is graded again)
+    assert submissions.content_hash(sub, course, answers) != submissions.content_hash(sub, course)

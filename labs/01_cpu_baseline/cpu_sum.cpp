@@ -27,8 +27,10 @@ namespace {
 // to the lower half, until one element holds the sum.
 int halve_in_place(int* data, std::size_t size) {
   // ---- your code here (halve_in_place) ----
-  // TODO: size == 1 is the answer. Otherwise add data[i + size/2] onto data[i]
-  // for the lower half and recurse on it. Mind odd sizes: who adds data[size-1]?
+  // TODO: return the sum of data[0, size), pairing the first half with the
+  // second and recursing on half as many elements (the handout's "halving"
+  // picture). Trap the tests check: an odd size leaves one element without a
+  // partner, and a sum that loses it is wrong only for odd sizes.
   LAB_TODO_HOST("halve_in_place");
   // ---- end ----
 }

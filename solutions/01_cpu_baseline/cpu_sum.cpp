@@ -32,7 +32,7 @@ int halve_in_place(int* data, std::size_t size) {
   const std::size_t half = size / 2;
   for (std::size_t i = 0; i < half; ++i) data[i] += data[i + half];
   // An odd size leaves data[size - 1] without a partner: carry it over, or
-  // it is lost (the seed notes' version loses it).
+  // it is lost (the textbook version loses it).
   if (size % 2 == 1) data[0] += data[size - 1];
   return halve_in_place(data, half);
   // ---- end ----
