@@ -433,8 +433,8 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
     if references_only:
         # The committed run's shape: one reference profile per bench, what a
         # student release reads for its reference columns.
-        body = {name: asdict(row["reference"]) for name, row in results.items()
-                if row.get("reference")}
+        body = {name: asdict(ref) for name, row in results.items()
+                if (ref := row.get("reference")) is not None}
     else:
         body = {name: {k: asdict(p) if p else None for k, p in row.items()}
                 for name, row in results.items()}
@@ -464,11 +464,11 @@ def table(course: labmeta.Course, name: str, row: dict[str, Profile | None],
           previous: str | None) -> str:
     lab = lab_of(course, name)
     keys = list(COMMON) + [k for k in lab.profile if k not in COMMON]
-    columns = []
+    columns: list[tuple[str, Profile]] = []
     for key, title in (("yours", "yours"), ("reference", "reference"),
                        ("previous", f"{previous} (ref.)" if previous else "")):
-        if key in row and row[key] is not None:
-            columns.append((title, row[key]))
+        if (p := row.get(key)) is not None:
+            columns.append((title, p))
     any_p = next((p for _, p in columns), None)
     head = (f"{name}: one call on 2^{any_p.log2n if any_p else '?'} elements under Nsight "
             f"Compute" + (f", {any_p.device}" if any_p and any_p.device else ""))

@@ -32,10 +32,12 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // `sm_count` multiprocessors.
 unsigned grid_blocks(std::size_t n, int sm_count) {
   // ---- your code here (grid_blocks) ----
-  // TODO: return the number of blocks for the first pass. Fill the GPU: 8
-  // blocks of kThreads on each of the sm_count multiprocessors, since each
-  // holds 2048 threads at once. But never more blocks than there are slices
-  // of kThreads inputs (a small input needs few blocks), and at least 1.
+  // TODO: return how many blocks the first pass launches. The grid is sized to the GPU,
+  // not to the input: as many threads as the sm_count multiprocessors run at once (2048
+  // each). A small input gets fewer blocks, no more than it can give one element per
+  // thread, and never 0: n = 0 (the workspace size) and n = 18 come here too. n goes
+  // above 2^32, so count in 64 bits before you narrow the result.
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO_HOST("grid_blocks");
   // ---- end ----
 }
@@ -45,13 +47,14 @@ unsigned grid_blocks(std::size_t n, int sm_count) {
 // sums and thread 0 writes block_sums[blockIdx.x].
 __global__ void grid_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
   // ---- your code here (grid_sum) ----
-  // TODO: thread t of the grid (t = blockIdx.x * blockDim.x + threadIdx.x, as
-  // std::size_t) adds in[t], in[t + stride], in[t + 2*stride], ... into a
-  // register, stride = gridDim.x * blockDim.x. Start the register at 0 (the
-  // seed notes forget, and sum garbage). Let each step issue several
-  // independent loads before adding them, and finish the elements left over.
-  // Then store the register in a __shared__ array of kThreads ints, reduce
-  // it as in lab 04, and let thread 0 write block_sums[blockIdx.x].
+  // TODO: leave in this block's slot of block_sums the sum of every element its threads
+  // read, by a grid-stride loop: each thread walks in[0, n) with the whole grid's width as
+  // its step, adding into a register with several independent loads in flight, and the
+  // block combines its threads' sums in shared memory once, at the end. Traps the tests
+  // check: the register starts at 0; n is seldom a multiple of the step and can be below
+  // the grid's size; n goes above 2^32, so indices are 64-bit; every thread reaches every
+  // __syncthreads().
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

@@ -26,9 +26,13 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // Grid-stride sum as in lab 06, then one atomicAdd of the block's total to *out.
 __global__ void grid_sum_atomic(const int* __restrict__ in, std::size_t n, int* out) {
   // ---- your code here (grid_sum_atomic) ----
-  // TODO: the grid-stride sum and shared-memory tree of lab 06; then thread 0
-  // adds the block's total to *out with atomicAdd(out, ...). Only thread 0:
-  // one atomic per block.
+  // TODO: add this block's total into *out once, safely while every other block does the
+  // same: the atomic finish. The total itself comes from lab 06's grid-stride loop and
+  // shared-memory tree. Traps the tests check: a plain read-add-write loses the additions
+  // of blocks that run at once; one atomic add per block, not per thread (that gives 256
+  // times the sum); the register starts at 0; n is seldom a multiple of the grid and goes
+  // above 2^32, so indices are 64-bit; every thread reaches every __syncthreads().
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }
@@ -39,9 +43,13 @@ std::size_t sum_workspace_bytes(std::size_t) { return 0; }
 
 void reduce_sum(const int* in, std::size_t n, int* out, void*, cudaStream_t stream) {
   // ---- your code here (reset) ----
-  // TODO: every block adds into *out, so *out must be 0 first, on every
-  // call. Queue that reset on `stream`, before the kernel (cudaMemsetAsync),
-  // so that it is ordered with this call's kernel and no other.
+  // TODO: make *out hold 0 before any block of this call adds to it, on every call: the
+  // caller's memory may hold anything (a poison value, the previous call's result). Use a
+  // memset queued on the caller's stream, ahead of the kernel, so that it is ordered with
+  // this call and no other: two calls at once on two streams, each into its own output,
+  // must not interfere. The default stream, a reset inside the kernel or a global
+  // accumulator all fail. n == 0 must also leave 0, so the reset comes before the return.
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO_HOST("reset *out");
   // ---- end ----
   if (n == 0) return;

@@ -31,11 +31,14 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 __global__ void grid_max(const float* __restrict__ in, std::size_t n,
                          float* __restrict__ block_maxes) {
   // ---- your code here (grid_max) ----
-  // TODO: as lab 06's grid_sum, with max instead of +: each thread starts
-  // from the identity of max (which value loses to every float, -inf
-  // included?), folds in[t], in[t + stride], ... with lab::max_op (fmaxf
-  // drops NaN), then the block reduces a __shared__ array of kThreads floats
-  // with lab::max_op, and thread 0 writes block_maxes[blockIdx.x].
+  // TODO: leave in this block's slot of block_maxes the max of every element its threads
+  // read: lab 06's grid-stride loop and shared-memory tree, with lab::max_op as the
+  // operator. Traps the tests check: a thread starts from the identity of max, -inf, the
+  // one value that loses to every float (0 and -FLT_MAX do not); a NaN anywhere must win,
+  // and fmaxf drops it; +0.0 ranks above -0.0; n is seldom a multiple of the grid and goes
+  // above 2^32, so indices are 64-bit; every thread reaches every __syncthreads() (on
+  // `ascending` input each block's max starts in its last threads and climbs the tree).
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

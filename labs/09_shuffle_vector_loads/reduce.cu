@@ -91,8 +91,12 @@ struct Max {
 template <class Op>
 __device__ typename Op::T warp_reduce(typename Op::T v) {
   // ---- your code here (warp_reduce) ----
-  // TODO: five steps of __shfl_down_sync(kFullMask, v, offset) for offset =
-  // 16, 8, 4, 2, 1, combining with Op::combine: lane 0 ends with all 32.
+  // TODO: leave in lane 0 the combination of the v of all 32 lanes, by warp shuffles
+  // alone: registers only, no shared memory, no barrier. The other lanes may end with
+  // anything. Combine only through Op, so that one code serves the int sum and the float
+  // max (NaN wins, +0.0 above -0.0). Every lane named in kFullMask must reach every
+  // shuffle: none may sit in a branch that some lanes skip.
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   return v;
   // ---- end ----
@@ -104,16 +108,14 @@ template <class Op>
 __global__ void __launch_bounds__(kThreads) vector_reduce(const typename Op::T* __restrict__ in,
                                                           std::size_t n, Op op) {
   // ---- your code here (vector_reduce) ----
-  // TODO (the handout has the steps):
-  //  1. Split in[0, n) into a head (the elements before the first 16-byte
-  //     boundary: 0 to 3 of them), whole vectors of 4 (Op::Vec), and a tail.
-  //  2. Give block b one contiguous share of the vectors; read it in tiles of
-  //     kThreads * kLoads vectors, kLoads 16-byte loads (__ldcs) in flight
-  //     per thread, folding each vector with Op::fold and Op::combine,
-  //     starting from Op::identity(). Then the vectors left over.
-  //  3. The first threads of the grid add the head and tail elements.
-  //  4. warp_reduce, warp results through __shared__ memory, warp_reduce
-  //     again in warp 0, and thread 0 calls op.finish(result).
+  // TODO: each block combines one contiguous share of in[0, n), read by 16-byte vector
+  // loads, kLoads in flight per thread; thread 0 hands the block's result to op.finish
+  // once. One pass, one barrier, warp shuffles for the rest. Traps the tests check: `in`
+  // may start 1 to 3 elements past a 16-byte boundary and n need not be a multiple of 4,
+  // so what lies outside the whole vectors is read one element at a time (a misaligned
+  // 16-byte load stops the kernel); n goes above 2^32, so indices are 64-bit; a block with
+  // an empty share still reaches the barrier and calls op.finish (the max counts blocks).
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

@@ -35,13 +35,14 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // partials + gridDim.x as that pass's own partials.
 __global__ void nested_sum(const int* __restrict__ in, std::size_t n, int* partials, int* out) {
   // ---- your code here (nested_sum) ----
-  // TODO: reduce the block's kThreads inputs in shared memory as in lab 04
-  // (std::size_t index, 0 past the end, __syncthreads() between steps). Then
-  // thread 0: with one block, write *out. Otherwise write partials[blockIdx.x],
-  // and in block 0 launch the next pass into cudaStreamTailLaunch:
-  //   nested_sum<<<ceil(gridDim.x / kThreads), kThreads, 0, cudaStreamTailLaunch>>>(
-  //       partials, gridDim.x, partials + gridDim.x, out);
-  // (a tail launch starts once this whole grid has finished).
+  // TODO: sum this block's kThreads inputs with lab 04's shared-memory tree. A grid of one
+  // block is the last pass and leaves the total in *out; any other block leaves its sum in
+  // its own slot of partials, and one thread of the whole grid queues the next pass over
+  // those sums from the device, as a tail launch (it starts once this grid has finished).
+  // That pass writes its sums past the ones it reads, never over them. Traps the tests
+  // check: n above 2^32 (64-bit index), threads past the end of in[] (read nothing, add 0),
+  // every thread at every barrier, no device-side cudaDeviceSynchronize (gone in CUDA 12).
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

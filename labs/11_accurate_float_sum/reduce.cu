@@ -48,17 +48,23 @@ struct Kahan {
   __device__ static Kahan identity() { return {0.0f, 0.0f}; }
   __device__ void add(float x) {
     // ---- your code here (kahan_add) ----
-    // TODO: add x to s and keep the exact rounding error of that addition in
-    // c. TwoSum: t = s + x, z = t - s, e = (s - (t - z)) + (x - z); then
-    // s = t and c += e. (Kahan's shorter step assumes |s| >= |x|.)
+    // TODO: add x to the running sum s, and add to c exactly what the rounding of that
+    // addition lost, so that s and c together still hold the exact sum: compensated
+    // summation with TwoSum (Neumaier's form). Trap the tests check: the error must be
+    // exact whichever of the two is larger in magnitude. Kahan's shorter step is not,
+    // and misses the 2^-22 relative bound on the cancellation input by far.
+    // The handout (README.md) explains the idea; "Stuck? The steps" has them.
     LAB_TODO();
     // ---- end ----
   }
   __device__ void combine(const Kahan& o) {
     // ---- your code here (kahan_combine) ----
-    // TODO: add o.s to s without losing anything: with t = s + o.s, the exact
-    // error e of that addition is (s - (t - z)) + (o.s - z), z = t - s
-    // (TwoSum). Keep t in s, and add e and o.c into c (result() is s + c).
+    // TODO: merge the other accumulator o into this one and lose nothing: the running
+    // sums meet by TwoSum again, and c must end up holding both sides' compensations and
+    // the exact error of this addition, since result() adds c back once, at the end.
+    // Trap the tests check: drop any of the three and the tree loses the small values of
+    // the cancellation input (millions of ulps, where the limit is 2^-22 relative).
+    // The handout (README.md) explains the idea; "Stuck? The steps" has them.
     LAB_TODO();
     // ---- end ----
   }
@@ -70,7 +76,10 @@ struct Double {
   __device__ static Double identity() { return {0.0}; }
   __device__ void add(float x) {
     // ---- your code here (double_add) ----
-    // TODO: accumulate x in double.
+    // TODO: add x to s in double precision (53 bits), so that the sum is rounded to float
+    // only once, in result(), after the tree. Trap the tests check: a sum that goes back
+    // through float at any step loses the cancellation input's small values.
+    // The handout (README.md) explains the idea; "Stuck? The steps" has them.
     LAB_TODO();
     // ---- end ----
   }
