@@ -6,9 +6,11 @@
     python3 slides/build.py --json RUN.json figures and tables from another GPU's gpucheck run
     python3 slides/build.py --no-figures    use the committed figures and tables as they are
     python3 slides/build.py --out DIR       PDFs into DIR
+    python3 slides/build.py --check         and fail on what a reader would trip on
 
 Needs pandoc and a LaTeX with beamer (Debian/Ubuntu: apt-get install pandoc
-texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended) and,
+texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
+texlive-pictures; poppler-utils for --check's caret test) and,
 for the figures, matplotlib. Exit codes: 0 built, 1 a deck failed, 2 a tool
 is missing.
 """
@@ -46,7 +48,7 @@ def decks(selected: list[str] | None = None, folder: Path = SLIDES) -> list[Path
 def missing_tools() -> list[str]:
     """What stops a build, each with how to get it; empty when all is there."""
     hint = ("install them with: apt-get install pandoc texlive-latex-recommended "
-            "texlive-latex-extra texlive-fonts-recommended")
+            "texlive-latex-extra texlive-fonts-recommended texlive-pictures poppler-utils")
     missing = [f"{tool} not found on PATH" for tool in ("pandoc", "pdflatex")
                if shutil.which(tool) is None]
     if not missing and shutil.which("kpsewhich"):
@@ -57,10 +59,10 @@ def missing_tools() -> list[str]:
     return [f"{m} ({hint})" for m in missing]
 
 
-def pandoc_command(deck: Path, pdf: Path) -> list[str]:
+def pandoc_command(deck: Path, tex: Path) -> list[str]:
     return ["pandoc", str(deck),
             "--from", "markdown-implicit_figures",     # images without "Figure:" captions
-            "--to", "beamer", "--pdf-engine", "pdflatex",
+            "--to", "beamer", "--standalone",
             "--shift-heading-level-by=-1",              # "# Title" is the title, "##" a slide
             "--slide-level=1",
             "--columns=200",                           # tables at their natural widths
@@ -70,16 +72,50 @@ def pandoc_command(deck: Path, pdf: Path) -> list[str]:
             "-V", "aspectratio=169", "-V", "fontsize=10pt",
             "-V", "colortheme=dove", "-V", "fonttheme=professionalfonts",
             "-M", f"subtitle={SUBTITLE}",
-            "-o", str(pdf)]
+            "-o", str(tex)]
 
 
 def build_one(deck: Path, out_dir: Path) -> tuple[Path, str | None]:
-    pdf = out_dir / f"{deck.stem}.pdf"
-    proc = subprocess.run(pandoc_command(deck, pdf), capture_output=True, text=True,
+    """pandoc to LaTeX, then pdflatex twice (frame totals) in the decks' folder, so
+    that OUT/NN_name.log stays for check_pdf to read."""
+    tex, pdf = out_dir / f"{deck.stem}.tex", out_dir / f"{deck.stem}.pdf"
+    proc = subprocess.run(pandoc_command(deck, tex), capture_output=True, text=True,
                           cwd=deck.parent)
-    if proc.returncode != 0 or not pdf.exists():
+    if proc.returncode != 0 or not tex.exists():
         return pdf, (proc.stderr or proc.stdout)[-4000:]
+    for _ in range(2):
+        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                               "-output-directory", str(out_dir), str(tex)],
+                              capture_output=True, text=True, cwd=deck.parent, timeout=600)
+        if proc.returncode != 0:
+            return pdf, proc.stdout[-4000:]
     return pdf, None
+
+
+# An overfull box wider than this runs visibly off the frame (beamer's own
+# templates leave a few points' worth).
+OVERFULL_PT = 6.0
+OVERFULL_RE = re.compile(r"^Overfull \\([hv])box \(([0-9.]+)pt too (?:wide|high)\)[^\n]*", re.M)
+
+
+def check_pdf(out_dir: Path, stem: str) -> list[str]:
+    """What a reader of the built deck would trip on: text or tables running off
+    a frame (overfull boxes in the LaTeX log) and raw carets (2^16 printed as
+    a caret instead of a power, seen in the PDF's text)."""
+    problems = []
+    log = out_dir / f"{stem}.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    for kind, amount, line in ((m.group(1), float(m.group(2)), m.group(0))
+                               for m in OVERFULL_RE.finditer(text)):
+        if amount > OVERFULL_PT:
+            problems.append(f"{stem}: {line.strip()[:160]}")
+    if shutil.which("pdftotext"):
+        proc = subprocess.run(["pdftotext", "-layout", str(out_dir / f"{stem}.pdf"), "-"],
+                              capture_output=True, text=True)
+        for n, line in enumerate(proc.stdout.splitlines(), 1):
+            if "^" in line or "\u02c6" in line:
+                problems.append(f"{stem}: a raw caret in the PDF's text: {line.strip()[:120]}")
+    return problems
 
 
 def make_figures(json_path: Path | None, decks_dir: Path) -> int:
@@ -104,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="gpucheck.json (default: tests/gpu_runs/h200/gpucheck.json)")
     ap.add_argument("--no-figures", action="store_true",
                     help="do not run make_figures.py first")
+    ap.add_argument("--check", action="store_true",
+                    help="after building, fail on overfull boxes and raw carets (needs "
+                         "pdftotext, poppler-utils, for the carets)")
     ap.add_argument("--decks-dir", type=Path, default=SLIDES, help=argparse.SUPPRESS)
     ap.add_argument("--list", action="store_true",
                     help="print the deck stems, one a line, and exit (meson uses it)")
@@ -138,6 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"build.py: {failed} of {len(chosen)} decks failed", file=sys.stderr)
         return 1
+    if args.check:
+        problems = [p for d in chosen for p in check_pdf(args.out, d.stem)]
+        for p in problems:
+            print(f"build.py: {p}", file=sys.stderr)
+        if problems:
+            print(f"build.py: {len(problems)} problem(s) a reader would see", file=sys.stderr)
+            return 1
     return 0
 
 

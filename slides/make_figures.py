@@ -275,7 +275,7 @@ def bench_table(ev: Evidence, lab: Lab, bench: Bench) -> list[str]:
         head.append(f"{me} / {lab_name(prev[0].id)}")
     rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for s in bench.sizes:
-        cells = [f"2^{s.log2n}", gb(s.gbps) if s.gbps is not None else s.status,
+        cells = [f"$2^{{{s.log2n}}}$", gb(s.gbps) if s.gbps is not None else s.status,
                  gb(s.cub_gbps), ratio(s.gbps, s.cub_gbps)]
         if prev:
             p = prev[1].at(s.log2n)
@@ -336,7 +336,7 @@ def test_case_lines(lab: Lab) -> list[str]:
     n = int(cases[0]["n"]) if cases[0].get("n") else None
     if n:
         k = n.bit_length() - 1
-        size = f"2^{k}" if n == 1 << k else f"{n:,}"
+        size = f"$2^{{{k}}}$" if n == 1 << k else f"{n:,}"
         lines.append(f"- Input: {size} elements ({n:,}; {n * 4 / 2**20:,.0f} MiB), "
                      f"each call reads it once")
     for case in cases:
@@ -865,7 +865,7 @@ class Figures:
         ax.set_yticks(range(3), names, fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, max(vals + [ceil]) * 1.45)
-        ax.set_xlabel("GB/s of input read, 2^26 ints")
+        ax.set_xlabel("GB/s of input read, $2^{26}$ ints")
         ax.set_title(f"Lab 01 on the host of the {ev.gpu} machine")
         self.save(fig, f"ceiling_{lab.id}.png")
 
@@ -1053,7 +1053,7 @@ class Figures:
         ax.set_xticks(range(1, k + 1, 1), [str(i) for i in range(1, k + 1)], fontsize=8)
         ax.set_xlabel("step")
         ax.set_ylabel("additions in the step")
-        ax.set_title(f"N = 2^{k} inputs: {N - 1:,} additions in {k} steps")
+        ax.set_title(f"N = $2^{{{k}}}$ inputs: {N - 1:,} additions in {k} steps")
         self.save(fig, "parallelism.png")
 
     def memory(self, ev: Evidence) -> None:
@@ -1297,7 +1297,7 @@ class Figures:
                                           facecolor="#fde2c4" if last else "#cfe3f7",
                                           edgecolor="0.4"))
             who = "host launch" if j == 0 else "tail launch\nby block 0"
-            size = f"2^{k}" if m == 1 << k else f"{m:,}"
+            size = f"$2^{{{k}}}$" if m == 1 << k else f"{m:,}"
             ax.text(x + w / 2, 0.55, f"pass {j + 1}: {size} in\n{blocks:,} block"
                     f"{'s' if blocks > 1 else ''}\n" + ("writes *out" if last else
                                                          f"{blocks:,} partials out"),
@@ -1310,7 +1310,7 @@ class Figures:
         ax.set_xlim(-0.1, len(chain) * (w + gap))
         ax.set_ylim(-0.2, 2.0)
         ax.axis("off")
-        ax.set_title(f"2^{k} ints, 256 per block: {len(chain)} passes; only the first is "
+        ax.set_title(f"$2^{{{k}}}$ ints, 256 per block: {len(chain)} passes; only the first is "
                      "launched by the host", fontsize=10)
         self.save(fig, "passes_10_nested_dynamic.png")
 

@@ -6,7 +6,9 @@
   (make_figures.py --check), and no measured GB/s figure sits outside them;
 - the tables follow another GPU's run (a modified copy of the JSON);
 - with matplotlib: the figures regenerate (into a temporary folder);
-- with pandoc and pdflatex: every deck builds to PDF (into a temporary folder).
+- with pandoc and pdflatex: every deck builds to PDF (into a temporary folder);
+- no deck's code block holds a statement of its lab's solution fence (the
+  graded code lives in solutions/NN/walkthrough.md, which a release leaves out).
 
 Nothing here writes into the source tree.
 """
@@ -133,9 +135,71 @@ def test_decks_build(tmp_path):
     missing = build.missing_tools()
     if missing:
         pytest.skip("cannot build PDFs here: " + "; ".join(missing))
-    r = subprocess.run([sys.executable, str(SLIDES / "build.py"), "--no-figures",
+    # --check: no text or table off a frame (overfull boxes in the kept LaTeX
+    # logs), no raw caret in the PDF's text (pdftotext, when installed).
+    r = subprocess.run([sys.executable, str(SLIDES / "build.py"), "--no-figures", "--check",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
     for stem in DECKS:
         pdf = tmp_path / f"{stem}.pdf"
         assert pdf.is_file() and pdf.stat().st_size > 10_000, f"{stem}: no PDF"
+        assert (tmp_path / f"{stem}.log").is_file(), f"{stem}: the LaTeX log was not kept"
+
+
+def test_pdf_check_sees_a_caret_and_an_overfull_box(tmp_path):
+    (tmp_path / "x.log").write_text("Overfull \\hbox (42.1pt too wide) in paragraph at lines 3--4\n"
+                                    "Overfull \\hbox (0.5pt too wide) in alignment\n")
+    problems = build.check_pdf(tmp_path, "x")
+    assert len([p for p in problems if "42.1pt" in p]) == 1
+    assert not any("0.5pt" in p for p in problems)
+
+
+FENCE_RE = re.compile(r"^```[a-z+]*\n(.*?)^```", re.S | re.M)
+# Lines every kernel has: they give nothing away.
+GENERIC = {"__syncthreads();", "}", "{", "};", "return;", "else{"}
+
+
+def _squash(line: str) -> str:
+    return re.sub(r"\s+", "", re.sub(r"//.*", "", line))
+
+
+def solution_statements(lab_id: str) -> set[str]:
+    sys.path.insert(0, str(REPO))
+    from grader import fences
+    out = set()
+    for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
+        for f in fences.extract(path.read_text()):
+            out |= {s for line in f.body.splitlines()
+                    if len(s := _squash(line)) >= 10 and s not in GENERIC}
+    return out
+
+
+@pytest.mark.parametrize("stem", LAB_IDS)
+def test_deck_shows_no_statement_of_the_graded_fence(stem):
+    if not (REPO / "solutions").is_dir():
+        pytest.skip("no solutions/ here (a student release)")
+    graded = solution_statements(stem)
+    shown = {_squash(line) for block in FENCE_RE.findall(deck(stem).read_text())
+             for line in block.splitlines()}
+    shared = sorted(graded & shown)
+    assert not shared, (f"slides/{stem}.md shows code of the graded fence: {shared[:4]}; "
+                        f"keep it in solutions/{stem}/walkthrough.md")
+
+
+@pytest.mark.parametrize("stem", LAB_IDS)
+def test_walkthrough_shows_the_solution_as_it_is(stem):
+    """The walkthrough's code is the solution's: every statement of its code blocks
+    that looks like the fence's is in the fence (it cannot drift unnoticed)."""
+    path = REPO / "solutions" / stem / "walkthrough.md"
+    if not path.exists():
+        pytest.skip(f"no {path.relative_to(REPO)}")
+    graded = solution_statements(stem)
+    text = path.read_text()
+    blocks = FENCE_RE.findall(text)
+    assert blocks, f"{path} has no code block"
+    shown = {_squash(line) for b in blocks for line in b.splitlines()}
+    assert graded & shown, f"{path} shows none of the solution's statements"
+
+
+if __name__ == "__main__":   # python3 slides/test_slides.py runs them too
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
