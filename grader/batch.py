@@ -38,12 +38,18 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import class_report, feedback, gpus, grade, labmeta, proc, store, submissions, tools
 from .feedback import StudentResult
 from .gate import Gate, held
 from .pace import Pace
 from .sandbox import Limits
+
+if TYPE_CHECKING:
+    # In Worker's signatures `grade` is its method, not the module.
+    from .grade import TimedPart
+    from .sandbox import Sandbox
 
 # A batch's ceiling may differ from the course's calibration by this much
 # (another GPU of the same model, a warmer room) and from its own first
@@ -147,7 +153,7 @@ class Worker:
         self.gpu_expected = self.gpu is not None or (gpu is None and bool(gpus.list_gpus()))
         self.src = root / "src"
         self.build = self.src / "build"
-        self.sandbox = None
+        self.sandbox: Sandbox | None = None
         self.group = group or GpuGroup(1, shared=False)
         self.lead = lead                 # measures the ceilings, runs the preflight
         self.machine = machine           # the machine gate, when workers share it
@@ -276,7 +282,7 @@ class Worker:
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
-            timed: list[grade.TimedPart] | None = [] if self.group.gate is not None else None
+            timed: list[TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
                 with held(self.machine):
                     result.labs.append(self._grade_lab(lab, cell, ceiling, timed))
@@ -297,7 +303,7 @@ class Worker:
                 cell.cleanup()
 
     def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float],
-                   timed: list[grade.TimedPart] | None = None):
+                   timed: list[TimedPart] | None = None):
         r = grade.grade_lab(
             lab, self.build, repo=self.src, timeout=self.config.timeout,
             perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
@@ -308,7 +314,7 @@ class Worker:
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r
 
-    def _run_timed(self, parts: list[grade.TimedPart], result: StudentResult, cell) -> None:
+    def _run_timed(self, parts: list[TimedPart], result: StudentResult, cell) -> None:
         """The student's held-back timed tests: the GPU labs' alone on this GPU,
         lab 01's alone on the machine; each lab's result replaced by the full one."""
         on_gpu = [t for t in parts if t.lab.needs_gpu]
@@ -440,7 +446,8 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
-    per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in selectors or [None]}
+    groups: list[str | None] = [*selectors] or [None]   # None: no GPU, one group of workers
+    per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in groups}
     for sel, k in per_gpu.items():
         if sel is not None and k > gpus.most_jobs(gpus.find(sel)):
             raise BatchError(f"--jobs-per-gpu {k}: GPU {sel} has memory for "
@@ -448,7 +455,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                              f"({gpus.HUGE_CASE_GIB} GiB each)")
     shared = sum(per_gpu.values()) > 1
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
-    workers = []
+    workers: list[Worker] = []
     for sel, k in per_gpu.items():
         group = GpuGroup(k, shared)
         for j in range(k):

@@ -104,7 +104,7 @@ def _table_path(line: str) -> tuple[str, ...] | None:
     return tuple(path)
 
 
-def _toml_value(value) -> str:
+def _toml_value(value: str | float) -> str:
     if isinstance(value, str):
         out = "".join('\\"' if ch == '"' else "\\\\" if ch == "\\"
                       else f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7f else ch
@@ -113,7 +113,8 @@ def _toml_value(value) -> str:
     return repr(float(value))     # a float, as TOML writes it (0.49, 1.0, nan)
 
 
-def _set_value(lines: list[str], table: tuple[str, ...], key: str, value, path: Path) -> int:
+def _set_value(lines: list[str], table: tuple[str, ...], key: str, value: str | float,
+               path: Path) -> int:
     """Replaces the value of `key = ...` inside [table] in place (what follows the value,
     a comment included, stays); returns the line's index."""
     current = None
@@ -148,7 +149,7 @@ def edit(text: str, calibrations: list[Calibration], gpu: str,
     valid course file, before or after, or if anything else would change."""
     old = labmeta.parse(text, path)
     expected = copy.deepcopy(old)
-    changes = [(("course",), "gpu", gpu)]
+    changes: list[tuple[tuple[str, ...], str, str | float]] = [(("course",), "gpu", gpu)]
     for c in calibrations:
         if c.lab not in old["labs"]:
             raise labmeta.CourseFileError(path, [f"[labs.{c.lab}]: no such lab to calibrate"])

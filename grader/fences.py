@@ -40,7 +40,9 @@ def extract(text: str, where: str = "file") -> list[Fence]:
     (FenceError): which of two bodies is meant cannot be guessed."""
     fences: list[Fence] = []
     seen: dict[str, int] = {}
-    name, start, body = None, 0, []
+    name: str | None = None
+    start = 0
+    body: list[str] = []
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         if (m := BEGIN.match(line)) is not None:
             if name is not None:
@@ -328,8 +330,8 @@ def _lex(body: str, s: str, origin: list[int],
             problems.append((where(i), f"the fence is longer than {MAX_TOKENS} tokens: no lab "
                              "needs that much code"))
             break
-        m = lexer.match(s, i)
-        kind, end = m.lastgroup, m.end()
+        kind, m = _token_at(lexer, s, i)
+        end = m.end()
         if kind == "newline":
             logical, first = logical + 1, True
         elif kind == "open_comment":
@@ -345,12 +347,13 @@ def _lex(body: str, s: str, origin: list[int],
             end, value = raw
             emit("string", i, end, value)
         elif kind == "id" and end < n and s[end] in "\"'" and m.group() in _LITERAL_PREFIXES:
-            quoted = lexer.match(s, end)  # the literal after its prefix: u8"...", L'x'
-            if quoted.lastgroup == "open_quote":
+            # The literal after its prefix: u8"...", L'x'.
+            quoted_kind, quoted = _token_at(lexer, s, end)
+            if quoted_kind == "open_quote":
                 problems.append((where(i), "this literal is not closed on its line"))
                 end = _end_of_line(s, i, dialect)
             else:
-                emit(quoted.lastgroup, i, quoted.end(), _decode(quoted.group()[1:-1]))
+                emit(quoted_kind, i, quoted.end(), _decode(quoted.group()[1:-1]))
                 end = quoted.end()
         elif kind in ("string", "char"):
             emit(kind, i, end, _decode(m.group()[1:-1]))
@@ -361,6 +364,16 @@ def _lex(body: str, s: str, origin: list[int],
             emit(kind, i, end, _DIGRAPHS.get(m.group(), m.group()))
         i = end  # blanks and comments are skipped: a comment is one space
     return tokens, problems
+
+
+def _token_at(lexer: re.Pattern[str], s: str, pos: int) -> tuple[str, re.Match[str]]:
+    """The token at `pos` (< len(s)) and the name of its group. A lexer of
+    _lexer matches at every position (punct ends with [\\s\\S], any one
+    character) and every alternative is a named group, so neither is ever None."""
+    m = lexer.match(s, pos)
+    if m is None or m.lastgroup is None:
+        raise AssertionError(f"the lexer matched no token at offset {pos}")
+    return m.lastgroup, m
 
 
 def _end_of_line(s: str, i: int, dialect: _Dialect) -> int:

@@ -231,8 +231,9 @@ def _bench(course: labmeta.Course, build_dir: Path, out_dir: Path, evidence: dic
     peers = {}
     for peer in course.peers:
         contract = "max" if peer.id.endswith("max") else "sum"
-        source = next((b for e in evidence["labs"].values() for b in e.get("bench", {}).values()
-                       if b.get("contract") == contract), {})
+        source: dict = next((b for e in evidence["labs"].values()
+                             for b in e.get("bench", {}).values()
+                             if b.get("contract") == contract), {})
         # CUB's own figures only: the lab's time and detail stay with the lab.
         cub = {"sizes": [{"log2n": s["log2n"], "n": s["n"], "status": s["status"],
                           "gbps": s["cub_gbps"]} for s in source.get("sizes", [])]}

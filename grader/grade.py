@@ -14,11 +14,13 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from . import gpus, hints, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
 from .checker_run import run_checker
 from .gate import SANITIZER, Gate, held
+from .gtest_run import BinaryRun
 from .scoring import LabResult, score
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
@@ -99,16 +101,27 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
     return result
 
 
+class CheckerOptions(TypedDict):
+    """run_checker's options that the untimed and the timed run of a lab share."""
+    impl: str
+    timeout: float
+    seed: int
+    env: dict[str, str] | None
+    ceiling_gbps: float | None
+    gpu_expected: bool
+    call_timeout: float
+
+
 @dataclass
 class TimedPart:
     """A lab's timed tests, held back to run later and alone on the GPU (or the
     machine, lab 01), after its other tests passed beside other students'."""
     lab: labmeta.Lab
     result: LabResult        # scored from the untimed tests; completed by run()
-    untimed: object          # their BinaryRun
+    untimed: BinaryRun       # their run
     checker: Path
     runner: Path
-    kw: dict                 # run_checker's options: impl, timeout, seed, env, ceiling ...
+    kw: CheckerOptions       # run_checker's options: impl, timeout, seed, env, ceiling ...
 
     def run(self, isolation=None) -> LabResult:
         """Runs the timed tests and scores the lab on every test; `isolation` as
@@ -205,8 +218,9 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
         runner = build_dir / "tests" / target
         checker = build_dir / "tests" / checker_target(lab)
         later = timed_later is not None and perf
-        kw = dict(impl=impl, timeout=timeout, seed=seed, env=env, ceiling_gbps=ceiling_gbps,
-                  gpu_expected=gpu_expected and lab.needs_gpu, call_timeout=min(60.0, timeout / 2))
+        kw = CheckerOptions(impl=impl, timeout=timeout, seed=seed, env=env,
+                            ceiling_gbps=ceiling_gbps, gpu_expected=gpu_expected and lab.needs_gpu,
+                            call_timeout=min(60.0, timeout / 2))
         with phases("tests"), held(gate if lab.needs_gpu else None):
             run = run_checker(checker, lab.id, iso.runner(runner), perf=perf and not later,
                               gtest_filter=UNTIMED_TESTS if later else None, **kw)
@@ -225,7 +239,7 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
         result.status = "policy"
         result.points_correctness = result.points_performance = 0.0
         result.reason = "; ".join(_violation_text(v) for v in violations)
-    elif later and timed_tests_later(lab, result):
+    elif later and timed_later is not None and timed_tests_later(lab, result):
         timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
     elif later and result.status == "graded" and lab.points_performance > 0:
         result.notes.append("bandwidth not measured: it is timed once every correctness "

@@ -84,7 +84,7 @@ def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     passed = [c for c in cases if c.status == "passed"]
     failed_n = [n for c in failed if (n := _n(c, "fail_n") or _n(c, "n")) is not None]
     passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
-    hints = []
+    hints: list[str] = []
     if not failed_n:
         return hints
     if all(n > INT32_LIMIT for n in failed_n) and passed_n:

@@ -48,11 +48,14 @@ def namespaces_available() -> tuple[bool, str]:
     prefix = _unshare_prefix()
     if prefix is None:
         return False, "unshare (util-linux) is not installed"
-    setpriv = shutil.which("setpriv")
-    if _is_root() and setpriv is None:
-        return False, "setpriv (util-linux) is not installed"
-    cmd = ([setpriv, f"--reuid={NOBODY_ID}", f"--regid={NOBODY_ID}", "--clear-groups", "--"]
-           if _is_root() else []) + prefix + ["/bin/sh", "-c", "test $$ = 1"]
+    as_nobody: list[str] = []
+    if _is_root():
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            return False, "setpriv (util-linux) is not installed"
+        as_nobody = [setpriv, f"--reuid={NOBODY_ID}", f"--regid={NOBODY_ID}", "--clear-groups",
+                     "--"]
+    cmd = as_nobody + prefix + ["/bin/sh", "-c", "test $$ = 1"]
     done = proc.run(cmd, timeout=60)
     if done.code != 0:
         return False, f"unshare failed ({done.describe()}): {done.output.strip()[-200:]}"
@@ -96,7 +99,10 @@ def contained(base: Path | None = None) -> Contained:
         user = "nobody"
         os.chown(workdir, NOBODY_ID, NOBODY_ID)
     ok, why = namespaces_available()
+    prefix = _unshare_prefix() if ok else []
+    if prefix is None:  # unshare is gone since namespaces_available() (cached) found it
+        ok, why, prefix = False, "unshare (util-linux) is not installed", []
     warning = "" if ok else (
         f"the lab's code ran without a PID namespace here ({why}); the checker still "
         "kills whatever it leaves behind, but use --sandbox to contain untrusted code")
-    return Contained(workdir, _unshare_prefix() if ok else [], user, warning)
+    return Contained(workdir, prefix, user, warning)

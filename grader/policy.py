@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TypedDict
 
 from . import fences, symbols
 from .labmeta import Lab
@@ -156,6 +157,15 @@ class LinkedCheck:
     judged: bool = False       # facts were compared with the skeleton's or the reference's
 
 
+class _CompileOptions(TypedDict):
+    """symbols.compile_facts's (and cached_facts's) options, the same for every file."""
+    include_dirs: list[Path]
+    rdc: bool
+    work: Path
+    timeout: float
+    instructions: tuple[str, ...]
+
+
 def check_linked(lab: Lab, student_file: Path, *, skeleton_file: Path,
                  reference_file: Path | None, include_dirs: list[Path], work: Path,
                  timeout: float = 120) -> LinkedCheck:
@@ -165,8 +175,8 @@ def check_linked(lab: Lab, student_file: Path, *, skeleton_file: Path,
     each compile. The skeleton's and reference's facts are cached under work."""
     started = time.monotonic()
     categories = categories_for(lab)
-    common = dict(include_dirs=list(include_dirs), rdc=lab.rdc, work=work, timeout=timeout,
-                  instructions=instruction_patterns(categories))
+    common = _CompileOptions(include_dirs=list(include_dirs), rdc=lab.rdc, work=work,
+                             timeout=timeout, instructions=instruction_patterns(categories))
     student = symbols.compile_facts(student_file, **common)
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)

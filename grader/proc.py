@@ -98,6 +98,8 @@ def _wait(proc: subprocess.Popen, out, deadline: float, stdin_text: str | None,
           output_limit: int) -> tuple[bool, bool]:
     """Waits for proc; kills its group at the deadline or past the output cap."""
     if stdin_text is not None:
+        if proc.stdin is None:
+            raise ValueError("stdin_text needs a process started with stdin=PIPE")
         try:
             proc.stdin.write(stdin_text.encode())
             proc.stdin.close()

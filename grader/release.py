@@ -109,7 +109,9 @@ def _extract(archive: bytes, dest: Path, tracked: set[str]) -> list[str]:
                 raise tools.SetupError(f"git archive gave {name}, which is no file of HEAD")
             target.parent.mkdir(parents=True, exist_ok=True)
             if m.isreg():
-                target.write_bytes(tar.extractfile(m).read())
+                contents = tar.extractfile(m)
+                assert contents is not None  # None only for what is not a file (isreg above)
+                target.write_bytes(contents.read())
                 os.chmod(target, 0o755 if m.mode & 0o111 else 0o644)
             elif m.issym():
                 inside = (target.parent / m.linkname).resolve()

@@ -184,6 +184,15 @@ def _reachable(folder: Path) -> bool:
         return False
 
 
+def _bwrap_binary() -> str:
+    """bwrap's path. A Sandbox exists only where available() found it; this
+    fails clearly should it have been removed since."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxError("bubblewrap (bwrap) is no longer installed")
+    return bwrap
+
+
 def _drop_privileges(uid: int = NOBODY, gid: int = NOBODY) -> list[str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 
@@ -274,7 +283,7 @@ class Cell:
         """bwrap's arguments up to and including prlimit's trailing `--`."""
         box, lim = self.box, self.box.limits
         extra = [d for d in box.extra_ro if os.path.isdir(d)]
-        cmd = [shutil.which("bwrap")] + _namespaces() + _system_binds(box.gpu_node)
+        cmd = [_bwrap_binary()] + _namespaces() + _system_binds(box.gpu_node)
         cmd += _extra_dirs(extra)
         cmd += ["--ro-bind", str(binary), str(binary),
                 "--bind", str(self.workdir), str(self.workdir),
@@ -351,7 +360,7 @@ class Cell:
         ro = [os.path.dirname(ninja), sys.prefix, sys.base_prefix,
               *tools.toolchain_dirs(build_dir, path)]
         ro += self.box.extra_ro + self.box.toolchain
-        cmd = [shutil.which("bwrap")] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
+        cmd = [_bwrap_binary()] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
         cmd += ["--tmpfs", "/tmp", "--bind", str(tree), str(tree)]
         if not build_dir.is_relative_to(tree):
             cmd += ["--bind", str(build_dir), str(build_dir)]

@@ -404,10 +404,14 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
             follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
     while True:
-        done, todo = [], []
+        done: list[StudentResult] = []
+        todo: list[str] = []
         for spec in specs:
             prev = batch.previous_result(spec, ids[spec], students, course, config)
-            (done if prev is not None else todo).append(prev if prev is not None else spec)
+            if prev is not None:
+                done.append(prev)
+            else:
+                todo.append(spec)
         progress(f"[slurm] {len(specs)} submissions: {len(done)} already graded, "
                  f"{len(todo)} to submit")
         if not todo:

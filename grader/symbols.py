@@ -495,7 +495,7 @@ def demangle(names: list[str], tools: Toolchain, deadline: float,
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(mangled) + "\n")
     try:
-        ran = run([tools.cxxfilt, f"@{f.name}"], timeout=max(deadline - time.monotonic(), 5.0))
+        ran = run([tools.cxxfilt or "c++filt", f"@{f.name}"], timeout=max(deadline - time.monotonic(), 5.0))
     finally:
         os.unlink(f.name)
     if ran.rc != 0 or len(ran.out.splitlines()) != len(mangled):

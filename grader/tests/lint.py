@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """meson test `python-lint`: ruff over every Python file of the repository,
-with pyproject.toml's settings; a skip (exit 77, with the reason) where ruff is
-not installed (CI installs it from requirements.txt)."""
+and mypy over the grader (its tests left out), both with pyproject.toml's
+settings; exit 0 only when both pass. A skip (exit 77, with the reason) where
+ruff is not installed; mypy alone is skipped, saying so, where it is not (CI
+installs both from requirements.txt)."""
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,5 +16,12 @@ try:
 except ImportError:
     print("SKIP python-lint: ruff is not installed (pip install -r requirements.txt)")
     sys.exit(77)
-sys.exit(subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
-                        cwd=REPO).returncode)
+failed = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
+                        cwd=REPO).returncode != 0
+if importlib.util.find_spec("mypy") is None:
+    print("SKIP mypy: mypy is not installed (pip install -r requirements.txt); ruff ran alone")
+else:
+    # No cache (/dev/null), as ruff: the test writes nothing into the source tree.
+    failed |= subprocess.run([sys.executable, "-m", "mypy", "grader", "--exclude", "grader/tests",
+                              "--cache-dir", "/dev/null"], cwd=REPO).returncode != 0
+sys.exit(1 if failed else 0)
