@@ -27,11 +27,13 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // block_sums[b].
 __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
   // ---- your code here (block_sum) ----
-  // TODO: load as in lab 02 (std::size_t index, 0 past the end). Then for
-  // s = 1, 2, 4, ... < blockDim.x: thread tid works on index = 2 * s * tid,
-  // adding element index + s onto element index while index < blockDim.x,
-  // with __syncthreads() after every step. Thread 0 writes the block's sum
-  // to block_sums[blockIdx.x].
+  // TODO: leave in block_sums[blockIdx.x] the sum of this block's slice of the input, reduced
+  // in shared memory by a tree whose busy threads in every step are the lowest-numbered ones,
+  // each adding a pair of words that lie further apart at every step: the strided index.
+  // Traps the tests check: n is seldom a multiple of the block, so a thread past the end reads
+  // nothing and contributes 0; n goes above 2^32, so the input index is 64-bit; every thread,
+  // busy or idle, reaches every __syncthreads().
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

@@ -28,12 +28,13 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // block_sums[b].
 __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
   // ---- your code here (block_sum) ----
-  // TODO: load element i = blockIdx.x * blockDim.x + threadIdx.x (0 past the
-  // end: n need not be a multiple of the block) into a __shared__ array of
-  // kThreads ints. Then halve a stride s from blockDim.x / 2 down to 1: thread t
-  // adds element t + s onto element t while t < s, with __syncthreads() between
-  // steps. Thread 0 writes the block's sum to block_sums[blockIdx.x].
-  // Index with std::size_t: n can exceed 2^32.
+  // TODO: leave in block_sums[blockIdx.x] the sum of this block's slice of the input, reduced
+  // in shared memory by a tree whose busy threads in every step are the lowest-numbered ones
+  // and whose warps read consecutive words, one per bank: sequential addressing, with neither
+  // divergence nor bank conflicts. Traps the tests check: n is rarely a multiple of 256, so a
+  // thread past the end reads nothing and contributes 0; n goes above 2^32, so the input index
+  // is 64-bit; every thread, busy or idle, reaches every __syncthreads().
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }

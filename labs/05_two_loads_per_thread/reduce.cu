@@ -26,12 +26,13 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // into block_sums[b].
 __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
   // ---- your code here (block_sum) ----
-  // TODO: a block covers 2 * blockDim.x inputs. Thread tid of block b loads
-  // element i = b * 2 * blockDim.x + tid and element i + blockDim.x (each only
-  // if it is < n) and stores their sum in a __shared__ array of kThreads ints.
-  // Then reduce it as in lab 04 (stride from blockDim.x / 2 down to 1,
-  // __syncthreads() after every step) and let thread 0 write block_sums[b].
-  // Index with std::size_t: n can exceed 2^32.
+  // TODO: leave in block_sums[blockIdx.x] the sum of this block's slice, twice the block's
+  // size: each thread adds two inputs, a block's width apart, on the way into shared memory,
+  // and the block then runs lab 04's tree. Traps the tests check: blocks start a whole slice
+  // apart, not a block apart; the last slice is often partly filled, and each of the two loads
+  // needs its own bound (nothing may be read past in[n-1]); n goes above 2^32, so the input
+  // index is 64-bit; every thread reaches every __syncthreads().
+  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
 }
