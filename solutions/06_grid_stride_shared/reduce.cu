@@ -12,7 +12,7 @@
 // combine their sums in shared memory, once. Two launches: the grid over the
 // input, then one block over the grid's partial sums.
 //
-// Seed note 000 launched a fixed 32 blocks: 86 GB/s on an H200, where 132 SMs
+// A common first version launches a fixed 32 blocks: 86 GB/s on an H200, where 132 SMs
 // could hold 1056. What remains: the second launch, and the cost of two
 // passes on small inputs. Lab 07 folds the second pass into atomics.
 //

@@ -7,7 +7,7 @@
 // memory, adds its total straight into *out with one atomicAdd. About a
 // thousand atomics on one address cost far less than a second launch. The
 // catch: *out must be 0 before the first block adds to it, and it is the
-// caller's memory. Seed note 000 leaves that reset to the caller, a trap:
+// caller's memory. A common first version leaves that reset to the caller, a trap:
 // the second call returns twice the sum. Here the reset is the first thing
 // queued on the caller's stream, so it also holds for two calls at once on
 // two streams, each with its own output.

@@ -3,8 +3,8 @@
 // The grid-stride kernel of lab 06 with another operator. Three things change
 // with it, and each is a classic mistake:
 //   - the identity: what a thread starts from, and what stands in for missing
-//     elements, must lose to every input. For max that is -inf. Seed note
-//     003 starts from RAND_MIN (not a standard macro); 0 is wrong on
+//     elements, must lose to every input. For max that is -inf. A common
+//     first version starts from RAND_MIN (not a standard macro); 0 is wrong on
 //     all-negative input, -FLT_MAX on an input of -inf.
 //   - NaN: fmaxf(x, NaN) returns x, so a NaN in the input vanishes.
 //     lab::max_op (common/max_op.hpp) returns NaN if either operand is NaN,

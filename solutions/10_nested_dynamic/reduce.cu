@@ -2,7 +2,7 @@
 //
 // Labs 02-05 run their passes from the host: launch, then launch again over
 // the partial sums, until one block is left. Here the GPU launches its own
-// next pass. Seed note 002 did this recursively: thread 0 launched a child
+// next pass. The classic version did this recursively: thread 0 launched a child
 // grid over half the data and waited for it with a device-side
 // cudaDeviceSynchronize(). CUDA 12 removed that call: a parent grid can no
 // longer wait for its children. What replaces it here is a tail launch: a

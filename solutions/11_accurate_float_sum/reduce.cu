@@ -19,7 +19,7 @@
 //   - double: accumulate in double (53 bits) and round once at the end. On a
 //     Hopper GPU double addition runs at half the float rate; a memory-bound
 //     reduction does not notice.
-// Seed note 003 advises double and sorting first. Sorting costs far more than
+// Common advice says: double, and sort first. Sorting costs far more than
 // the sum; the handout measures what each method gains without it.
 //
 // Only the fenced regions are yours; the grader restores everything else.
