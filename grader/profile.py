@@ -365,7 +365,8 @@ def _reference(name: str, build_dir: Path, live: bool, committed: dict, log2n: i
         return None
     p = Profile.from_dict(entry)
     machine = committed.get("machine", {})
-    p.source = f"reference, {p.device or 'committed run'} ({machine.get('commit', '?')[:7]})"
+    p.source = (f"the committed run on {p.device or 'the course GPU'} (commit "
+                f"{machine.get('commit', '?')[:7]}), not this GPU")
     return p
 
 
@@ -481,7 +482,7 @@ def table(course: labmeta.Course, name: str, row: dict[str, Profile | None],
                    "error": f"not profiled: {p.detail}"}.get(p.status, p.status)
             lines.append(f"  {title}: {why}")
         if p.source not in ("yours", "reference", "solutions/"):
-            lines.append(f"  {title}: from {p.source}")
+            lines.append(f"  {title}: {p.source}")
     width = max(len(METRICS[k].label) for k in keys)
     shown = [(t, p) for t, p in columns if p.metrics]
     lines.append("")

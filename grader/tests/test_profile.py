@@ -165,8 +165,8 @@ def test_committed_reference_is_labelled_with_its_gpu(tmp_path):
                  "profiles": {"04_sequential_addressing": profile.asdict(p)}}
     got = profile._reference("04_sequential_addressing", tmp_path, False, committed, 25, 1,
                              print)
-    assert got.source == "reference, NVIDIA H200 (abcdef1)"
+    assert got.source == "the committed run on NVIDIA H200 (commit abcdef1), not this GPU"
     text = profile.table(labmeta.load(), "04_sequential_addressing", {"reference": got}, None)
-    assert "from reference, NVIDIA H200 (abcdef1)" in text
+    assert "reference: the committed run on NVIDIA H200 (commit abcdef1), not this GPU" in text
     assert profile._reference("05_two_loads_per_thread", tmp_path, False, committed, 25, 1,
                               print) is None
