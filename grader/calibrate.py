@@ -18,14 +18,13 @@ folder, then os.replace: a reader sees the old file or the new, never half)."""
 from __future__ import annotations
 
 import copy
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import isolation, labmeta, tools
+from .atomic import write_atomic
 from .checker_run import run_checker
 from .scoring import bandwidth_figures, is_performance
 
@@ -184,20 +183,7 @@ def write(calibrations: list[Calibration], gpu: str, path: Path = labmeta.LABS_T
     file is left as it was if anything is wrong."""
     path = Path(path)
     text = edit(path.read_bytes().decode("utf-8"), calibrations, gpu, path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(path, text, keep_mode=True)
 
 
 def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool) -> int:

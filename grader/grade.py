@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import TypedDict
 
 from . import gpus, hints, isolation as isolation_mod, labmeta, policy, tools
 from . import sanitize as sanitize_mod
+from .atomic import write_atomic
 from .checker_run import run_checker
 from .gate import SANITIZER, Gate, held
 from .gtest_run import BinaryRun
@@ -308,10 +308,7 @@ def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
 
 
 def write_json(report: GradeReport, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-    os.replace(tmp, path)  # never leave a half-written report behind
+    write_atomic(path, json.dumps(report.to_dict(), indent=2) + "\n")
 
 
 def _pct(v: float | None) -> str:
