@@ -274,11 +274,9 @@ class Worker:
         cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, tools.REPO / "labs", self.src / "labs")
-            answers, answer_notes = submissions.read_answers(sub, course, tools.REPO / "labs")
-            result = StudentResult(student, spec,
-                                   submissions.content_hash(sub, course, answers),
-                                   tools.git_commit(), now, notes=notes + answer_notes,
-                                   options=self.config.fingerprint(), answers=answers)
+            result = StudentResult(student, spec, submissions.content_hash(sub, course),
+                                   tools.git_commit(), now, notes=notes + sub.answer_notes,
+                                   options=self.config.fingerprint(), answers=sub.answers)
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
@@ -358,8 +356,7 @@ def previous_result(spec: str, student: str, students_dir: Path, course: labmeta
         return None
     try:
         sub = submissions.open_submission(spec, student=student)
-        answers, _ = submissions.read_answers(sub, course, tools.REPO / "labs")
-        same = submissions.content_hash(sub, course, answers) == previous.submission_hash
+        same = submissions.content_hash(sub, course) == previous.submission_hash
         if sub.workdir:
             sub.workdir.cleanup()
     except ValueError:
@@ -416,9 +413,11 @@ class _Lock:
 
 
 def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
+    """Grades on this machine's GPUs. A Slurm batch is slurm.run_batch (slurm builds on
+    this module, never the other way round: the CLI picks between the two)."""
     if config.slurm:
-        from . import slurm
-        return slurm.run_batch(specs, config, progress)
+        raise ValueError("batch.run_batch grades locally; a Slurm batch goes through "
+                         "slurm.run_batch")
     if config.sandbox:
         from .sandbox import SandboxError, available
         ok, why = available()

@@ -71,7 +71,11 @@ def _batch(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        results = batch.run_batch(args.submissions, config)
+        if config.slurm:
+            from . import slurm
+            results = slurm.run_batch(args.submissions, config)
+        else:
+            results = batch.run_batch(args.submissions, config)
     except batch.BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3

@@ -61,6 +61,10 @@ class Submission:
     # "lab_id/file" -> the bytes read at open time, None when missing: install and
     # content_hash use these, so a file swapped after the checks is never read.
     files: dict[str, bytes | None] = field(default_factory=dict)
+    # lab_id -> its ANSWERS.md as text (the handout's questions; never built or
+    # scored), read at open time like the files; problems reading them, as notes.
+    answers: dict[str, str] = field(default_factory=dict)
+    answer_notes: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------
@@ -508,6 +512,7 @@ def open_submission(spec: str, student: str | None = None,
             raise ValueError("no labs/ folder in the submission")
         scan_tree(root, labs_parts)
         files = _read_lab_files(root, labs_parts, course or _default_course())
+        answers, answer_notes = _read_answers(root, labs_parts, course or _default_course())
     except (ValueError, OSError) as e:   # an unreadable folder is this student's problem only
         if workdir is not None:
             workdir.cleanup()
@@ -518,7 +523,8 @@ def open_submission(spec: str, student: str | None = None,
             workdir.cleanup()
         raise
     return Submission(student or student_name(spec), spec, root.joinpath(*labs_parts),
-                      workdir=workdir, root=root, labs_parts=tuple(labs_parts), files=files)
+                      workdir=workdir, root=root, labs_parts=tuple(labs_parts), files=files,
+                      answers=answers, answer_notes=answer_notes)
 
 
 def _lab_bytes(sub: Submission, lab_id: str, name: str) -> bytes | None:
@@ -531,9 +537,8 @@ def _lab_bytes(sub: Submission, lab_id: str, name: str) -> bytes | None:
     return read_submission_file(root, [*sub.labs_parts, lab_id, name])
 
 
-def content_hash(sub: Submission, course: Course,
-                 answers: dict[str, str] | None = None) -> str:
-    """Hash of the student's lab files (and of their answers, where they wrote
+def content_hash(sub: Submission, course: Course) -> str:
+    """Hash of the student's lab files and of their answers (where they wrote
     any): a changed resubmission is graded again."""
     h = hashlib.sha256()
     for lab in course.labs:
@@ -541,25 +546,26 @@ def content_hash(sub: Submission, course: Course,
             data = _lab_bytes(sub, lab.id, name)
             h.update(f"{lab.id}/{name}\0".encode())
             h.update(data if data is not None else b"<missing>")
-    for lab_id, text in sorted((answers or {}).items()):
+    for lab_id, text in sorted(sub.answers.items()):
         h.update(f"{lab_id}/{ANSWERS}\0".encode() + text.encode())
     return h.hexdigest()[:16]
 
 
 ANSWERS = "ANSWERS.md"
 MAX_ANSWERS_BYTES = 64 << 10
+TEMPLATE_LABS = Path(__file__).resolve().parents[1] / "labs"
 
 
-def read_answers(sub: Submission, course: Course, template_labs: Path) -> tuple[dict[str, str], list[str]]:
-    """Each lab's ANSWERS.md (the handout's predict-then-measure questions) as text,
-    for the instructor: never built, run or scored. A file still equal to the
-    template is left out; one that is a link, too large or unreadable is named in
-    a note and left out, and costs nothing."""
+def _read_answers(root: Path, labs_parts: list[str] | tuple[str, ...], course: Course,
+                  template_labs: Path = TEMPLATE_LABS) -> tuple[dict[str, str], list[str]]:
+    """Each lab's ANSWERS.md as text, for the instructor. A file still equal to the
+    template is left out; one that is too large or unreadable is named in a note,
+    left out, and costs nothing (a link anywhere refuses the whole submission,
+    as scan_tree does for every file)."""
     answers, notes = {}, []
-    root = sub.root if sub.root is not None else sub.labs_dir
     for lab in course.labs:
         try:
-            data = read_submission_file(root, [*sub.labs_parts, lab.id, ANSWERS],
+            data = read_submission_file(root, [*labs_parts, lab.id, ANSWERS],
                                         limit=MAX_ANSWERS_BYTES)
         except ValueError as e:
             notes.append(f"answers not read: {e}")
