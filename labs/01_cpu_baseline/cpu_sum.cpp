@@ -45,9 +45,11 @@ int sum_pairwise(const int* in, std::size_t n, int* scratch) {
 
 int sum_threads(const int* in, std::size_t n, unsigned threads) {
   // ---- your code here (sum_threads) ----
-  // TODO: start `threads` std::threads, each summing one contiguous slice into
-  // its own partial result; join them and add the partials. Slices must cover
-  // the input exactly, also when n is smaller than `threads` or not a multiple.
+  // TODO: return the sum of in[0, n) computed by `threads` std::threads at once,
+  // each on a part of the input (the handout says how to split and combine).
+  // Traps the tests check: every element counted exactly once, also when n is
+  // smaller than `threads` or not a multiple of it; nothing shared is written
+  // by two threads at once.
   LAB_TODO_HOST("sum_threads");
   // ---- end ----
 }
