@@ -19,6 +19,20 @@ BenchResult bench_device(const std::function<void(long call)>& call, std::size_t
       bytes_per_call, config);
 }
 
+namespace {
+__global__ void empty_kernel() {}
+}  // namespace
+
+double launch_floor_ms(cudaStream_t stream, const BenchConfig& config) {
+  return bench_device(
+             [&](long) {
+               empty_kernel<<<1, 32, 0, stream>>>();
+               CUDA_CHECK_LAUNCH();
+             },
+             0, stream, config)
+      .median_ms;
+}
+
 std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_bytes) {
   const std::size_t at_least = std::max<std::size_t>(std::size_t{1} << 26,
                                                      8 * info.l2_bytes / element_bytes);

@@ -25,6 +25,13 @@ std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_
 // copies): every timed call then reads from device memory, not from L2.
 std::size_t rotation_count(std::size_t input_bytes, const DeviceInfo& info);
 
+// The launch floor: milliseconds per call of an empty kernel, timed as
+// bench_device times every call (back to back on `stream`, events around each
+// batch). No reduction can cost less per call than this plus its bytes at the
+// GPU's theoretical bandwidth: on an H200 it is 3.0 to 3.4 us, the whole cost
+// of a call below about 2^20 elements.
+double launch_floor_ms(cudaStream_t stream, const BenchConfig& config = {});
+
 // Device-to-device cudaMemcpyAsync of `bytes`, as GB/s of bytes read plus bytes
 // written: what this GPU's memory system delivers, the ceiling thresholds are
 // fractions of.

@@ -22,7 +22,8 @@ inline const char* method_name(FloatSumMethod m) {
   return "?";
 }
 
-// Bytes of scratch device memory reduce_sum_float needs for n inputs.
+// Bytes of scratch device memory reduce_sum_float needs for n inputs, kept
+// between calls as sum_contract.cuh says.
 std::size_t float_sum_workspace_bytes(std::size_t n);
 
 // Writes the sum of in[0, n) to *out, computed by `method`; asynchronous on

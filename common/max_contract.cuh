@@ -5,7 +5,8 @@
 
 #include <cstddef>
 
-// Bytes of scratch device memory reduce_max needs for n inputs (may be 0).
+// Bytes of scratch device memory reduce_max needs for n inputs (may be 0),
+// kept between calls as sum_contract.cuh says.
 std::size_t max_workspace_bytes(std::size_t n);
 
 // Writes the maximum of in[0, n) to *out, as lab::max_op (max_op.hpp) defines

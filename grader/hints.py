@@ -32,6 +32,9 @@ CASE_HINTS = {
     "output_limit": "the lab's code printed too much and was stopped",
     "runner_error": "the lab's program did not answer as the contract says",
     "not_run": "this test did not run (the lab's code hung or crashed too often before it)",
+    "workspace_not_ready": "right once, then wrong on the same input: the workspace is kept "
+                           "between calls, and the last block must put back to zero what it "
+                           "counted there",
     "stale_result": "a timed call returned an old answer: every call must compute its result, "
                     "not remember one",
     "checker_error": "the checker itself failed: a fault of the grading machine, not of your code",

@@ -1,6 +1,9 @@
 // Bandwidth of one implementation of a contract over a range of sizes, and of
 // CUB's DeviceReduce on the same inputs in the same process, for the grader's
-// bench and gpucheck. Only the instructor's reference solutions are built into
+// bench and gpucheck. Beside each size, its floor: an empty kernel timed the
+// same way just before (lab::launch_floor_ms) plus the input's bytes at the
+// GPU's theoretical bandwidth; time / floor says how far a call is from the
+// least any call could cost (1.0 is the limit, and small sizes live near it). Only the instructor's reference solutions are built into
 // it (no student code), so it calls them in-process, timed with CUDA events. Same routine as the bandwidth test (warm-up, median of
 // batches, inputs rotated so no call reads from L2); each size is checked
 // against the CPU reference first, and a wrong size reports no figure.
@@ -16,6 +19,8 @@
 // usage: bench-<name> [--sizes=LOG2,LOG2,...] [--json=FILE]
 //        bench-<name> --profile=LOG2 [--json=FILE]
 #include <cuda_profiler_api.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +42,8 @@ struct Row {
   int log2n = 0;
   std::size_t n = 0;
   std::string status = "ok";  // ok | wrong | no_memory
-  double gbps = 0, median_ms = 0, cub_gbps = 0;
+  double gbps = 0, median_ms = 0, cub_gbps = 0, cub_ms = 0;
+  double launch_ms = 0, floor_ms = 0;  // an empty kernel; it plus the bytes at theoretical speed
   std::string detail;
 };
 
@@ -60,6 +66,7 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
   const Traits::Input spec = Traits::bandwidth_input(0x5eed0000u + static_cast<unsigned>(log2n), n);
   for (std::size_t c = 0; c < copies; ++c) lab::generate(inputs.get() + c * n, n, spec, stream);
   lab::DeviceBuffer<unsigned char> workspace(workspace_bytes);
+  workspace.fill_bytes(0, stream);  // the contract's rule: zeroed once, then kept
   lab::DeviceBuffer<T> out(1);
   const T expected = Traits::reference(spec);
   auto call = [&](long k) {
@@ -83,7 +90,13 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
     row.detail = "expected " + Traits::show(expected) + ", got " + Traits::show(got);
     return row;
   }
+  // The launch is timed three times around the lab's and CUB's calls, and the
+  // least taken: one timing moves by 10% or more (the host's launch rate sets
+  // it, and the host's clock and scheduling move it), and a floor must not be
+  // above what a call can reach.
+  row.launch_ms = lab::launch_floor_ms(stream);
   const lab::BenchResult r = lab::bench_device(call, n * sizeof(T), stream);
+  row.launch_ms = std::min(row.launch_ms, lab::launch_floor_ms(stream));
   row.gbps = r.gbps();
   row.median_ms = r.median_ms;
 
@@ -93,7 +106,11 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
     Traits::run_cub(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
                     cub_temp.get(), cub_bytes, stream);
   };
-  row.cub_gbps = lab::bench_device(cub_call, n * sizeof(T), stream).gbps();
+  const lab::BenchResult cub = lab::bench_device(cub_call, n * sizeof(T), stream);
+  row.cub_gbps = cub.gbps();
+  row.cub_ms = cub.median_ms;
+  row.launch_ms = std::min(row.launch_ms, lab::launch_floor_ms(stream));
+  row.floor_ms = row.launch_ms + n * sizeof(T) / (info.theoretical_gbps() * 1e6);
   return row;
 }
 
@@ -108,6 +125,7 @@ std::string profile_size(int log2n, cudaStream_t stream, std::string* detail) {
   const std::size_t workspace_bytes =
       lab::test::direct::workspace_bytes(Traits::kFn, Traits::kArg, n);
   lab::DeviceBuffer<unsigned char> workspace(workspace_bytes);
+  workspace.fill_bytes(0, stream);  // the contract's rule: zeroed once, then kept
   lab::DeviceBuffer<T> out(1);
   const T expected = Traits::reference(spec);
   lab::test::Invocation c;
@@ -206,9 +224,17 @@ int main(int argc, char** argv) {
               ",\"n\":" + std::to_string(r.n) + ",\"status\":\"" + r.status +
               "\",\"gbps\":" + std::to_string(r.gbps) +
               ",\"median_ms\":" + std::to_string(r.median_ms) +
-              ",\"cub_gbps\":" + std::to_string(r.cub_gbps) + ",\"detail\":\"" + r.detail + "\"}";
-      std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s   CUB %8.1f GB/s  %s\n", r.log2n, r.n,
-                  r.status.c_str(), r.gbps, r.cub_gbps, r.detail.c_str());
+              ",\"cub_gbps\":" + std::to_string(r.cub_gbps) +
+              ",\"cub_median_ms\":" + std::to_string(r.cub_ms) +
+              ",\"launch_us\":" + std::to_string(r.launch_ms * 1e3) +
+              ",\"floor_us\":" + std::to_string(r.floor_ms * 1e3) + ",\"detail\":\"" + r.detail +
+              "\"}";
+      const double over = r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0;
+      const double cub_over = r.floor_ms > 0 ? r.cub_ms / r.floor_ms : 0;
+      std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s %5.2fx floor   CUB %8.1f GB/s %5.2fx floor"
+                  "   (floor %.2f us)  %s\n",
+                  r.log2n, r.n, r.status.c_str(), r.gbps, over, r.cub_gbps, cub_over,
+                  r.floor_ms * 1e3, r.detail.c_str());
     }
     json += "]}\n";
     if (json_path && !lab::write_report(json_path, json)) return 1;

@@ -69,7 +69,7 @@ void check_bandwidth() {
   f.variant = C::variant();
   BenchResult result;
   const bool ran = guarded_calls(f, [&] {
-    workspace = DeviceShared<unsigned char>(workspace_bytes<C>(n));
+    workspace = new_workspace<C>(n, stream);
     auto time_calls = [&](long, int count) -> double {
       for (int c = 0; c < count; ++c) apply<C>(planted.replant(c), inputs.get() + c * n);
       outs.fill_bytes(kPoisonBits & 0xff, stream);

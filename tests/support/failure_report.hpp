@@ -26,6 +26,7 @@ inline constexpr const char* kWrongIdentity = "wrong_identity";
 inline constexpr const char* kSharedState = "shared_state";
 inline constexpr const char* kInaccurate = "inaccurate";
 inline constexpr const char* kStaleResult = "stale_result";
+inline constexpr const char* kWorkspaceNotReady = "workspace_not_ready";
 // The checker's own failure (its CUDA context, its memory): the grader's
 // fault, never scored as the student's.
 inline constexpr const char* kCheckerError = "checker_error";

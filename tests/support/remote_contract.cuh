@@ -9,6 +9,7 @@
 
 #include "call_spec.hpp"
 #include "cuda_check.cuh"
+#include "device_shared.cuh"
 #include "runner_link.hpp"
 
 namespace lab::test {
@@ -23,6 +24,19 @@ std::size_t max_workspace_bytes(std::size_t n) {
 template <class C>
 std::size_t workspace_bytes(std::size_t n) {
   return RunnerLink::get().workspace_bytes(C::kFn, C::kArg, n, max_workspace_bytes<C>(n));
+}
+
+// A workspace as the contract hands it over (sum_contract.cuh): zeroed once,
+// then passed unchanged to every call with this n.
+inline DeviceShared<unsigned char> zeroed_workspace(std::size_t bytes, cudaStream_t stream) {
+  DeviceShared<unsigned char> workspace(bytes);
+  workspace.fill_bytes(0, stream);
+  return workspace;
+}
+
+template <class C>
+DeviceShared<unsigned char> new_workspace(std::size_t n, cudaStream_t stream) {
+  return zeroed_workspace(workspace_bytes<C>(n), stream);
 }
 
 template <class C>

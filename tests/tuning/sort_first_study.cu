@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
     const std::size_t n = std::size_t{1} << 24;
     lab::DeviceBuffer<float> shuffled(n), sorted(n);
     lab::DeviceBuffer<unsigned char> workspace(float_sum_workspace_bytes(n));
+    workspace.fill_bytes(0, stream);  // the contract's rule: zeroed once, then kept
     MagnitudeSort sorter(n);
     std::vector<AccuracyRow> rows;
     std::vector<float> host(n);
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
       lab::generate(inputs.get() + c * nb, nb, lab::SumInput{lab::SumPattern::kWideShuffled, 7 + c, nb},
                     stream);
     lab::DeviceBuffer<unsigned char> workspace_big(float_sum_workspace_bytes(nb));
+    workspace_big.fill_bytes(0, stream);
     lab::DeviceBuffer<float> out(1);
     const double ceiling = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
     auto input = [&](long k) { return inputs.get() + static_cast<std::size_t>(k) % copies * nb; };

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Lab 11's shape sweep (tests/gpu_runs/h200/lab11-shape-sweep.txt): threads per
+# block, blocks per SM in the grid, min blocks in __launch_bounds__. Each shape
+# is a copy of the tracked files with the solution's constants edited, built
+# and benchmarked against CUB. Run from the repository root on a GPU machine,
+# with OUT set to a folder for the JSON.
+set -u
+REPO=$PWD
+variants="1024:4:2 1024:2:2 512:4:4 512:8:4 256:8:8 256:16:8"
+for v in $variants; do
+  IFS=: read t b m <<< "$v"
+  d=/tmp/sw_${t}_${b}_${m}
+  rm -rf $d; mkdir -p $d
+  git ls-files -z | xargs -0 -I{} cp --parents {} $d/ 2>/dev/null
+  f=$d/solutions/11_accurate_float_sum/reduce.cu
+  sed -i "s/constexpr unsigned kVecThreads = [0-9]*;/constexpr unsigned kVecThreads = $t;/; s/constexpr unsigned kVecBlocksPerSm = [0-9]*;/constexpr unsigned kVecBlocksPerSm = $b;/; s/__launch_bounds__(kVecThreads, [0-9]*)/__launch_bounds__(kVecThreads, $m)/" $f
+  grep -c "kVecThreads = $t;" $f >/dev/null || echo "sed failed $v"
+  (cd $d && meson setup b -Dgpu_arch=sm_90 -Dmutants=disabled -Dslides=disabled >/dev/null 2>&1 && ninja -C b tests/bench-11_accurate_float_sum >/dev/null 2>&1 && echo built $v || echo BUILD FAILED $v) &
+done
+wait
+for v in $variants; do
+  IFS=: read t b m <<< "$v"
+  d=/tmp/sw_${t}_${b}_${m}
+  echo "== threads $t blocks/SM $b minblocks $m"
+  $d/b/tests/bench-11_accurate_float_sum --sizes=20,22,24,26,28 --json=$OUT/sweep11_${t}_${b}_${m}.json | tail -5
+done
