@@ -19,7 +19,7 @@ enum class SumPattern : int {
   kSmallIntegers,  // integers in [-100, 100]: every method is exact (for edge sizes)
   kWideSorted,     // magnitudes from 2^-20 to 2^20, ascending, random signs
   kWideShuffled,   // the same values in a shuffled order (n a power of two)
-  kCancellation,   // large values first, small ones after, the large ones' negatives last
+  kCancellation,   // every eighth value large, its negative n/2 later; small values between
 };
 
 inline const char* pattern_name(SumPattern p) {
@@ -49,19 +49,24 @@ struct SumInput {
     if (pattern == SumPattern::kSmallIntegers)
       return static_cast<float>(static_cast<int>(mix64(seed ^ mix64(i)) % 201) - 100);
     if (pattern == SumPattern::kCancellation) {
-      // The first and last eighths hold large values L in [2^20, 2^21) with
-      // x[n-1-i] == -x[i], so they cancel exactly; the middle holds small
-      // values in [2^-6, 2^-5), which are the whole sum. A grid-stride thread
-      // meets its large values first, and its running sum (about 2^23) then
-      // rounds every small value away: a float accumulator loses them all.
-      // Partners never share a thread: i and n-1-i differ in parity mod any
-      // even stride. (Earlier groups of +L, s, -L, s' cancelled inside each
-      // thread, as every grid stride was a multiple of 4, and tested nothing.)
-      const std::size_t eighth = n / 8;
-      if (i < eighth || i >= n - eighth) {
-        const bool first = i < eighth;
-        const std::size_t k = first ? i : n - 1 - i;
-        return float_from_parts(!first, 20, static_cast<std::uint32_t>(mix64(seed ^ mix64(k))));
+      // Every eighth element (i mod 8 == 7) of the first 2h is large, L in
+      // [2^20, 2^21), and x[i + h] == -x[i] (h: n/2 rounded down to a
+      // multiple of 8), so the large values cancel exactly; the rest are small
+      // values in [2^-6, 2^-5), which are the whole sum. Built against lab
+      // 11's kernel (float4 loads, each thread's vectors 1024 apart): an odd
+      // thread reads three small values, then a large one, again and again.
+      // A float accumulator rounds away every small value that follows a
+      // large one. Kahan's original step, which assumes |s| >= |x|, loses the
+      // three small values met before the first large one. Partners are n/2
+      // apart, in other blocks: they meet only at the top of the tree, after
+      // the small values are gone, in the pairwise tree too. (The previous
+      // layout, first and last eighths large, stopped testing Kahan's step
+      // once each block read one contiguous share.)
+      const std::size_t h = n / 2 / 8 * 8;
+      if (i % 8 == 7 && i < 2 * h) {
+        const bool second = i >= h;
+        const std::size_t k = second ? i - h : i;
+        return float_from_parts(second, 20, static_cast<std::uint32_t>(mix64(seed ^ mix64(k))));
       }
       return float_from_parts(false, -6, static_cast<std::uint32_t>(mix64(~seed ^ mix64(i))));
     }
