@@ -110,6 +110,9 @@ class Size:
     status: str
     gbps: float | None
     cub_gbps: float | None
+    # The launch floor as GB/s: n elements over one empty kernel plus the bytes
+    # at theoretical speed (bench's floor_us); no call can read faster.
+    floor_gbps: float | None = None
 
 
 @dataclass
@@ -212,9 +215,12 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
                 for s in b["sizes"]:
                     ok = s.get("status") == "ok"
                     cub = s.get("cub_gbps") if same else peer.get(s["log2n"])
-                    sizes.append(Size(int(s["log2n"]), int(s.get("n", 1 << s["log2n"])),
+                    n = int(s.get("n", 1 << s["log2n"]))
+                    floor_us = _float(s.get("floor_us"))
+                    sizes.append(Size(int(s["log2n"]), n,
                                       s.get("status", "?"), _float(s.get("gbps")) if ok else None,
-                                      _float(cub) if ok or not same else None))
+                                      _float(cub) if ok or not same else None,
+                                      4 * n / (floor_us * 1e3) if floor_us else None))
                 label = key.removeprefix("bench-")
                 lab.benches.append(Bench(key, label, contract, sizes, _float(b.get("ceiling_gbps")),
                                          _float(b.get("theoretical_gbps")), same))
@@ -798,6 +804,9 @@ class Figures:
                 label=CUB_NAMES.get(b.contract, "CUB").replace("`", "").replace(" DeviceReduce::", " "))
         ax.plot(xs, [s.gbps for s in b.sizes], "-o", color="tab:blue", ms=5, lw=2,
                 label=f"{lab_name(lab.id)}: {SHORT.get(lab.id, lab.title)}")
+        if any(s.floor_gbps for s in b.sizes):
+            ax.plot(xs, [s.floor_gbps for s in b.sizes], ":", color="tab:red", lw=1.2,
+                    label="the floor as GB/s: one empty launch + the bytes at peak speed")
         if b.ceiling_gbps:
             ax.axhline(b.ceiling_gbps, color="tab:green", ls=":", lw=1.5)
             ax.text(16, b.ceiling_gbps, f"copy ceiling {gb(b.ceiling_gbps)}", va="bottom",

@@ -13,7 +13,8 @@
 //     4 blocks per SM this tied for fastest of 17 variants at 2^30 and was
 //     within 1 GB/s of the fastest at 2^28 (tests/gpu_runs/h200/
 //     vector-sum-sweep-3.txt: 4,621 and 4,562 GB/s, CUB 4,553 and 4,511 in
-//     the same process);
+//     the same process), before the finish became one launch (now 2 per SM:
+//     see kBlocksPerSm);
 //   - reduces within a warp by __shfl_down_sync, in registers: no shared
 //     memory and no barrier until the 32 warp results meet, once;
 //   - finishes in the same launch, and in one launch per call: no memset
@@ -55,7 +56,11 @@ namespace lab09 {
 
 constexpr unsigned kThreads = 1024;
 constexpr int kLoads = 4;             // 16-byte loads in flight per thread
-constexpr unsigned kBlocksPerSm = 4;  // sweep: tests/gpu_runs/h200/vector-sum-sweep-3.txt
+// Two, not the four of the sweep (tests/gpu_runs/h200/vector-sum-sweep-3.txt):
+// with the one-launch finish, a second wave of blocks waits on the first's
+// atomics, and at 2^24 one wave is 6% faster for the max, 3% for the sum;
+// from 2^26 on four is 0.5-1% faster (tests/gpu_runs/h200/lab09-blocks-sweep.txt).
+constexpr unsigned kBlocksPerSm = 2;
 inline constexpr unsigned kFullMask = 0xffffffffu;  // every lane takes part
 
 // Floats as unsigned keys that order as lab::max_op does: NaN above all,

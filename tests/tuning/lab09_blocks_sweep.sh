@@ -1,0 +1,22 @@
+#!/bin/bash
+# Lab 09's blocks per SM, with the one-launch finish (tests/gpu_runs/h200/
+# lab09-blocks-sweep.txt): a copy of the tracked files per setting, the
+# solution's kBlocksPerSm edited, the sum's and max's benches built and run
+# twice in turn. From the repository root on a GPU machine, OUT set.
+set -u
+variants="4 3 2"
+for b in $variants; do
+  d=/tmp/s9_$b; rm -rf $d; mkdir -p $d
+  git ls-files -z | xargs -0 -I{} cp --parents {} $d/ 2>/dev/null
+  f=$d/solutions/09_shuffle_vector_loads/reduce.cu
+  sed -i "s/constexpr unsigned kBlocksPerSm = [0-9]*;/constexpr unsigned kBlocksPerSm = $b;/" $f
+  grep -q "kBlocksPerSm = $b;" $f || echo "sed failed $b"
+  (cd $d && meson setup b -Dgpu_arch=sm_90 -Dmutants=disabled -Dslides=disabled >/dev/null 2>&1 && ninja -C b tests/bench-09_shuffle_vector_loads-sum tests/bench-09_shuffle_vector_loads-max >/dev/null 2>&1 && echo built $b || echo BUILD FAILED $b) &
+done
+wait
+for rep in 1 2; do for b in $variants; do
+  d=/tmp/s9_$b
+  echo "== blocks/SM $b (round $rep)"
+  $d/b/tests/bench-09_shuffle_vector_loads-max --sizes=20,22,24,26,28 --json=$OUT/sweep09_max_${b}_$rep.json | tail -5
+  $d/b/tests/bench-09_shuffle_vector_loads-sum --sizes=22,24,26,28 --json=$OUT/sweep09_sum_${b}_$rep.json | tail -4
+done; done
