@@ -43,6 +43,14 @@ def plot(results: dict, out_dir: Path) -> list[Path]:
             ax.plot([s["log2n"] for s in rows], [s["cub_gbps"] for s in rows], "k--" if
                     contract == "sum" else "k:", lw=1.5, label=f"CUB {contract}")
             cub_drawn.add(contract)
+    # The launch floor as GB/s (one empty kernel plus the bytes at peak, measured
+    # beside each size): no call can read faster; small sizes live near it.
+    floor_run = next((r for r in results.values()
+                      if any(s.get("floor_us") for s in r.get("sizes", []))), None)
+    if floor_run:
+        rows = [s for s in floor_run["sizes"] if s.get("floor_us")]
+        ax.plot([s["log2n"] for s in rows], [4 * s["n"] / (s["floor_us"] * 1e3) for s in rows],
+                ":", color="tab:red", lw=1.2, label="launch floor as GB/s")
     ceiling = next((r["ceiling_gbps"] for r in results.values() if r.get("ceiling_gbps")), None)
     if ceiling:
         ax.axhline(ceiling, color="grey", lw=0.8)
