@@ -562,6 +562,36 @@ def float_sum_block(ev: Evidence, lab: Lab) -> list[str]:
     return out
 
 
+STEP_SIZES = (16, 20, 24, 28)
+
+
+def steps_table(ev: Evidence) -> list[str]:
+    """What each lab bought over the lab it builds on (PREVIOUS), by size, from
+    the bench (both in one process per lab, three rounds in turn); the last
+    column multiplies the steps back to lab 02's int sum."""
+    benches = {(lab.id, b.contract): b for lab in ev.labs for b in lab.benches}
+    base = benches.get(("02_interleaved", "sum"))
+    head = " | ".join(f"$2^{{{k}}}$" for k in STEP_SIZES)
+    rows = [f"| lab | over | {head} | over lab 02, $2^{{28}}$ |",
+            "| --- | --- |" + " ---: |" * (len(STEP_SIZES) + 1)]
+
+    def ratio(a: Bench | None, b: Bench | None, k: int) -> str:
+        x, y = (a.at(k) if a else None), (b.at(k) if b else None)
+        return f"{x.gbps / y.gbps:.2f}" if x and y and x.gbps and y.gbps else "-"
+
+    for lab in ev.labs:
+        for b in lab.benches:
+            prev_id = PREVIOUS.get(f"{lab.id}:{b.contract}") or PREVIOUS.get(lab.id)
+            if not prev_id:
+                continue
+            prev = benches.get((prev_id, b.contract)) or next(
+                (x for (i, _), x in benches.items() if i == prev_id), None)
+            name = f"{lab.num}" + (f" {b.contract}" if len(lab.benches) > 1 else "")
+            cells = " | ".join(ratio(b, prev, k) for k in STEP_SIZES)
+            rows.append(f"| {name} | {prev_id[:2]} | {cells} | {ratio(b, base, 28)} |")
+    return rows
+
+
 def intro_block(ev: Evidence) -> str:
     rows = ["| lab | technique | GB/s | of the copy | threshold | of theoretical |",
             "| --- | --- | ---: | ---: | ---: | ---: |"]
@@ -585,6 +615,11 @@ def intro_block(ev: Evidence) -> str:
         f"## Measured: every lab on the {ev.gpu}", "",
         f"The bandwidth test of each reference solution, {size}. {provenance(ev)}", "",
         *rows, "",
+        "## Measured: what each step bought", "",
+        "GB/s of each lab over the lab it builds on, by input size, from the bench "
+        "(in one process, three rounds in turn); the last column multiplies the steps "
+        "back to lab 02. Below 1: the step costs at that size.", "",
+        *steps_table(ev), "",
         "## Measured: bandwidth against input size", "",
         "![Every GPU lab and CUB, GB/s against input size](figures/overview_bw.png)", "",
         "## Measured: fraction of the copy ceiling", "",
