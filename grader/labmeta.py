@@ -39,6 +39,13 @@ class Lab:
     beats_cub: bool = False     # the reference must match or beat CUB at every size
     rdc: bool = False           # relocatable device code (dynamic parallelism)
     profile: tuple[str, ...] = ()   # what `grader profile` shows beside the common rows
+    short: str = ""                 # a name for plot legends ("grid-stride")
+    # The earlier lab each contract is compared with ("" for a lab of one
+    # contract; "sum" and "max" for lab 09): decks, plots, speed-up tables.
+    builds_on: dict[str, str] = field(default_factory=dict)
+
+    def previous(self, contract: str = "") -> str | None:
+        return self.builds_on.get(contract) or self.builds_on.get("")
 
     @property
     def points(self) -> int:
@@ -173,6 +180,16 @@ def _profile(v):
     return None
 
 
+def _builds_on(v):
+    if isinstance(v, str) and _LAB_ID.fullmatch(v):
+        return None
+    if isinstance(v, dict) and v and all(isinstance(k, str) and isinstance(x, str)
+                                         and _LAB_ID.fullmatch(x) for k, x in v.items()):
+        return None
+    return ('must be a lab id ("06_grid_stride_shared") or a table of contract = lab id '
+            '({sum = "07_atomic_finish", max = "08_max_reduction"})')
+
+
 THRESHOLD_MAX = 1.5     # a fraction of a copy ceiling: above 1.5 is a typo
 ANCHOR_LOG2_MAX = 40
 TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}   # table -> required
@@ -190,6 +207,8 @@ LAB_KEYS = {
     "beats_cub": (_boolean, False),
     "rdc": (_boolean, False),
     "profile": (_profile, False),
+    "short": (_text, False),
+    "builds_on": (_builds_on, False),
 }
 PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
 _LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")
@@ -251,6 +270,12 @@ def validate(data: dict, path: Path | str = LABS_TOML) -> None:
             problems.append("[labs]: no lab in it")
         for lab_id, entry in labs.items():
             problems += _lab_problems(lab_id, entry)
+        for lab_id, entry in labs.items():
+            on = entry.get("builds_on") if isinstance(entry, dict) else None
+            targets = ([on] if isinstance(on, str) else
+                       list(on.values()) if isinstance(on, dict) else [])
+            problems += [f"[labs.{lab_id}] builds_on = {t!r}: must name an earlier lab of this file"
+                         for t in targets if t not in labs or t >= lab_id]
         numbers: dict[str, list[str]] = {}
         for lab_id in labs:
             numbers.setdefault(lab_id.split("_", 1)[0], []).append(lab_id)
@@ -287,12 +312,17 @@ def load(path: Path = LABS_TOML) -> Course:
             threshold=float(entry["threshold"]), floor=float(entry["floor"]),
             forbidden=tuple(entry.get("forbidden", ())), anchor_gbps=_anchor_map(entry),
             beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False),
-            profile=tuple(entry.get("profile", ())))
+            profile=tuple(entry.get("profile", ())), short=entry.get("short", ""),
+            builds_on=_builds_on_map(entry.get("builds_on")))
         for lab_id, entry in data["labs"].items())
     peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
                   for pid, p in data.get("peers", {}).items())
     ceilings = {str(k): float(v) for k, v in data.get("ceilings", {}).items()}
     return Course(gpu=data["course"]["gpu"], labs=labs, peers=peers, ceilings=ceilings)
+
+
+def _builds_on_map(v) -> dict[str, str]:
+    return {"": v} if isinstance(v, str) else dict(v or {})
 
 
 def _anchor_map(entry: dict) -> dict[int, float]:

@@ -31,13 +31,14 @@ import io
 import json
 import re
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
 SLIDES = Path(__file__).resolve().parent
 REPO = SLIDES.parent
+sys.path.insert(0, str(REPO))
+from grader import labmeta  # noqa: E402  (the course file's one reader)
 DEFAULT_JSON = REPO / "tests" / "gpu_runs" / "h200" / "gpucheck.json"
 LABS_TOML = REPO / "grader" / "labs.toml"
 
@@ -56,27 +57,6 @@ def fs(w: float, h: float) -> tuple[float, float]:
     return (w * SCALE, h * SCALE)
 
 
-# Which earlier lab each lab is compared with (by contract: sum with sum, max
-# with max). Lab 08 is lab 06's loop with another operator.
-PREVIOUS = {
-    "03_strided_index": "02_interleaved",
-    "04_sequential_addressing": "03_strided_index",
-    "05_two_loads_per_thread": "04_sequential_addressing",
-    "06_grid_stride_shared": "05_two_loads_per_thread",
-    "07_atomic_finish": "06_grid_stride_shared",
-    "08_max_reduction": "06_grid_stride_shared",
-    "09_shuffle_vector_loads:sum": "07_atomic_finish",
-    "09_shuffle_vector_loads:max": "08_max_reduction",
-    "10_nested_dynamic": "04_sequential_addressing",
-    "11_accurate_float_sum": "06_grid_stride_shared",
-}
-SHORT = {
-    "02_interleaved": "interleaved", "03_strided_index": "strided index",
-    "04_sequential_addressing": "sequential addr.", "05_two_loads_per_thread": "two loads",
-    "06_grid_stride_shared": "grid-stride", "07_atomic_finish": "atomic finish",
-    "08_max_reduction": "float max", "09_shuffle_vector_loads": "shuffles + int4",
-    "10_nested_dynamic": "dynamic parallelism", "11_accurate_float_sum": "compensated float sum",
-}
 CONTRACT_WORDS = {"sum": "int sum", "max": "float max", "float sum": "float sum"}
 CUB_NAMES = {"sum": "CUB `DeviceReduce::Sum`", "max": "CUB `DeviceReduce::Max`",
              "float sum": "CUB `DeviceReduce::Sum` (float)"}
@@ -146,6 +126,11 @@ class Lab:
     all_cases: list[dict] = field(default_factory=list)  # every case's properties (+ "_name")
     run: dict = field(default_factory=dict)            # the solution run's own properties (seed)
     benches: list[Bench] = field(default_factory=list)
+    short: str = ""                                    # labs.toml: the name in plot legends
+    builds_on: dict[str, str] = field(default_factory=dict)  # labs.toml: contract -> earlier lab
+
+    def previous(self, contract: str) -> str | None:
+        return self.builds_on.get(contract) or self.builds_on.get("")
 
     @property
     def num(self) -> str:
@@ -182,15 +167,16 @@ def _float(x) -> float | None:
 
 def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
     data = json.loads(Path(json_path).read_text())
-    course = tomllib.loads(Path(toml_path).read_text())
+    course = labmeta.load(Path(toml_path))
     m = data.get("machine", {})
     smi = (m.get("nvidia_smi") or [""])[0].split(", ")
     cuda = re.search(r"cuda_(\d+(?:\.\d+)*)", m.get("nvcc", ""))
     peers = data.get("peers", {})
     labs = []
-    for lab_id, meta in course.get("labs", {}).items():
-        lab = Lab(lab_id, meta.get("title", lab_id), meta.get("kind", ""),
-                  float(meta.get("threshold", 0)), float(meta.get("floor", 0)))
+    for meta in course.labs:
+        lab_id = meta.id
+        lab = Lab(lab_id, meta.title, meta.kind, meta.threshold, meta.floor,
+                  short=meta.short, builds_on=dict(meta.builds_on))
         entry = data.get("labs", {}).get(lab_id)
         if entry:
             lab.present = True
@@ -266,7 +252,7 @@ def provenance(ev: Evidence) -> str:
 
 
 def previous_bench(ev: Evidence, lab: Lab, bench: Bench) -> tuple[Lab, Bench] | None:
-    prev_id = PREVIOUS.get(f"{lab.id}:{bench.contract}") or PREVIOUS.get(lab.id)
+    prev_id = lab.previous(bench.contract)
     prev = ev.lab(prev_id) if prev_id else None
     if prev and prev.benches:  # same contract if it has one (lab 08, a max, compares with 06)
         return prev, prev.bench(bench.contract) or prev.benches[0]
@@ -296,9 +282,8 @@ def profile_lines(ev: Evidence, lab: Lab) -> list[str]:
     run = ev.profile.get("profiles", {})
     if not run:
         return []
-    sys.path.insert(0, str(REPO))
-    from grader import labmeta as course_file, profile as gp
-    course = course_file.load(ev.toml_path)
+    from grader import profile as gp
+    course = labmeta.load(ev.toml_path)
     glab = course.lab(lab.id)
     keys = ["time_us", "dram_pct"] + [k for k in glab.profile if k not in ("time_us", "dram_pct")]
     out = []
@@ -566,7 +551,7 @@ STEP_SIZES = (16, 20, 24, 28)
 
 
 def steps_table(ev: Evidence) -> list[str]:
-    """What each lab bought over the lab it builds on (PREVIOUS), by size, from
+    """What each lab bought over the lab it builds on (builds_on), by size, from
     the bench (both in one process per lab, three rounds in turn); the last
     column multiplies the steps back to lab 02's int sum."""
     benches = {(lab.id, b.contract): b for lab in ev.labs for b in lab.benches}
@@ -581,7 +566,7 @@ def steps_table(ev: Evidence) -> list[str]:
 
     for lab in ev.labs:
         for b in lab.benches:
-            prev_id = PREVIOUS.get(f"{lab.id}:{b.contract}") or PREVIOUS.get(lab.id)
+            prev_id = lab.previous(b.contract)
             if not prev_id:
                 continue
             prev = benches.get((prev_id, b.contract)) or next(
@@ -834,11 +819,11 @@ class Figures:
         if prev:
             ax.plot([s.log2n for s in prev[1].sizes], [s.gbps for s in prev[1].sizes], "-",
                     color="0.65", marker=".",
-                    label=f"{lab_name(prev[0].id)}: {SHORT.get(prev[0].id, prev[0].title)}")
+                    label=f"{lab_name(prev[0].id)}: {prev[0].short or prev[0].title}")
         ax.plot(xs, [s.cub_gbps for s in b.sizes], "--s", color="tab:orange", ms=4,
                 label=CUB_NAMES.get(b.contract, "CUB").replace("`", "").replace(" DeviceReduce::", " "))
         ax.plot(xs, [s.gbps for s in b.sizes], "-o", color="tab:blue", ms=5, lw=2,
-                label=f"{lab_name(lab.id)}: {SHORT.get(lab.id, lab.title)}")
+                label=f"{lab_name(lab.id)}: {lab.short or lab.title}")
         if any(s.floor_gbps for s in b.sizes):
             ax.plot(xs, [s.floor_gbps for s in b.sizes], ":", color="tab:red", lw=1.2,
                     label="the floor as GB/s: one empty launch + the bytes at peak speed")
@@ -995,7 +980,7 @@ class Figures:
                 ls = LINE_STYLES.get(b.contract, "-.")
                 ax.plot([s.log2n for s in b.sizes], [s.gbps for s in b.sizes], ls, marker=".",
                         color=palette[i % len(palette)],
-                        label=f"{lab.num} {SHORT.get(lab.id, lab.title[:20])}"
+                        label=f"{lab.num} {lab.short or lab.title[:20]}"
                         + (" (max)" if b.contract == "max" and lab.kind != "gpu_max" else ""))
                 if b.contract == "sum" and cub is None:
                     cub = b

@@ -48,6 +48,21 @@ def test_a_misspelt_forbidden_names_the_lab_and_the_key(tmp_path):
     assert "unknown key" in found[0] and "did you mean 'forbidden'" in found[0]
 
 
+def test_builds_on_names_an_earlier_lab_per_contract():
+    course = labmeta.load()
+    assert course.lab("09_shuffle_vector_loads").previous("max") == "08_max_reduction"
+    assert course.lab("09_shuffle_vector_loads").previous("sum") == "07_atomic_finish"
+    assert course.lab("08_max_reduction").previous("max") == "06_grid_stride_shared"
+    assert course.lab("02_interleaved").previous("sum") is None
+
+
+@pytest.mark.parametrize("value", ['"04_sequential_addressing"', '"12_no_such_lab"', "3",
+                                   '{sum = "not a lab id!"}'])
+def test_builds_on_must_name_an_earlier_lab(tmp_path, value):
+    path = copy_with(tmp_path, 'builds_on = "03_strided_index"', f"builds_on = {value}")
+    assert any("[labs.04_sequential_addressing] builds_on" in p for p in problems(path))
+
+
 def test_an_unknown_top_level_table_fails(tmp_path):
     path = copy_with(tmp_path, "[ceilings]", "[ceiling]")
     found = problems(path)
@@ -110,7 +125,9 @@ def test_missing_keys_and_tables_and_wrong_shapes(tmp_path):
     found = problems(copy_with(tmp_path, '"cudaMemcpy", ', '"", '))
     assert len(found) == 1 and "[labs.02_interleaved] forbidden" in found[0]
     found = problems(copy_with(tmp_path, "[labs.02_interleaved]", "[labs.01_interleaved]"))
-    assert len(found) == 1 and "number 01 is also lab 01_cpu_baseline" in found[0]
+    # ... and lab 03, which builds on 02_interleaved, now names a lab that is gone
+    assert len(found) == 2 and "number 01 is also lab 01_cpu_baseline" in found[1]
+    assert "[labs.03_strided_index] builds_on = '02_interleaved'" in found[0]
     found = problems(copy_with(tmp_path, "rdc = true", "rdc = 1"))
     assert len(found) == 1 and "[labs.10_nested_dynamic] rdc" in found[0]
 
