@@ -35,6 +35,7 @@
 #include "device_buffer.cuh"
 #include "direct_calls.hpp"
 #include "generate.cuh"
+#include "json.hpp"
 
 namespace {
 
@@ -164,10 +165,12 @@ int profile_main(int log2n, const char* json_path) {
   const std::string status = profile_size(log2n, stream, &detail);
   std::printf("%s on %s: 2^%d elements, %s %s\n", BENCH_NAME, info.name.c_str(), log2n,
               status.c_str(), detail.c_str());
-  const std::string json = "{\"name\":\"" BENCH_NAME "\",\"contract\":\"" +
-                           std::string(Traits::kWhat) + "\",\"device\":\"" + info.name +
-                           "\",\"log2n\":" + std::to_string(log2n) + ",\"status\":\"" +
-                           status + "\",\"detail\":\"" + detail + "\"}\n";
+  const std::string json = "{\"name\":" + lab::json_string(BENCH_NAME) +
+                           ",\"contract\":" + lab::json_string(Traits::kWhat) +
+                           ",\"device\":" + lab::json_string(info.name) +
+                           ",\"log2n\":" + std::to_string(log2n) +
+                           ",\"status\":" + lab::json_string(status) +
+                           ",\"detail\":" + lab::json_string(detail) + "}\n";
   if (json_path && !lab::write_report(json_path, json)) return 1;
   return status == "ok" ? 0 : 1;
 }
@@ -179,21 +182,23 @@ int main(int argc, char** argv) {
   const char* json_path = nullptr;
   int profile_log2n = -1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
+    if (const char* v = lab::flag_value(argv[i], "--sizes=")) {
       sizes.clear();
-      for (char* p = argv[i] + 8; *p;) {
-        sizes.push_back(static_cast<int>(std::strtol(p, &p, 10)));
+      for (const char* p = v; *p;) {
+        char* end = nullptr;
+        sizes.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+        p = end;
         if (*p == ',') ++p;
         else if (*p) break;
       }
-    } else if (std::strncmp(argv[i], "--profile=", 10) == 0) {
-      profile_log2n = std::atoi(argv[i] + 10);
+    } else if (const char* v = lab::flag_value(argv[i], "--profile=")) {
+      profile_log2n = std::atoi(v);
       if (profile_log2n < 10 || profile_log2n > 31) {
         std::fprintf(stderr, "--profile=LOG2: LOG2 from 10 to 31\n");
         return 2;
       }
-    } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
-      json_path = argv[i] + 7;
+    } else if (const char* v = lab::flag_value(argv[i], "--json=")) {
+      json_path = v;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--sizes=LOG2,LOG2,...] [--json=FILE]\n"
@@ -214,23 +219,24 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     for (const int s : sizes) rows.push_back(bench_size(s, info, stream));
 
-    std::string json = "{\"name\":\"" BENCH_NAME "\",\"contract\":\"" + std::string(Traits::kWhat) +
-                       "\",\"device\":\"" + info.name +
-                       "\",\"ceiling_gbps\":" + std::to_string(ceiling) +
+    std::string json = "{\"name\":" + lab::json_string(BENCH_NAME) +
+                       ",\"contract\":" + lab::json_string(Traits::kWhat) +
+                       ",\"device\":" + lab::json_string(info.name) +
+                       ",\"ceiling_gbps\":" + std::to_string(ceiling) +
                        ",\"theoretical_gbps\":" + std::to_string(info.theoretical_gbps()) +
                        ",\"sizes\":[";
     std::printf("%s on %s (copy ceiling %.0f GB/s)\n", BENCH_NAME, info.name.c_str(), ceiling);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       json += std::string(i ? "," : "") + "{\"log2n\":" + std::to_string(r.log2n) +
-              ",\"n\":" + std::to_string(r.n) + ",\"status\":\"" + r.status +
-              "\",\"gbps\":" + std::to_string(r.gbps) +
+              ",\"n\":" + std::to_string(r.n) + ",\"status\":" + lab::json_string(r.status) +
+              ",\"gbps\":" + std::to_string(r.gbps) +
               ",\"median_ms\":" + std::to_string(r.median_ms) +
               ",\"cub_gbps\":" + std::to_string(r.cub_gbps) +
               ",\"cub_median_ms\":" + std::to_string(r.cub_ms) +
               ",\"launch_us\":" + std::to_string(r.launch_ms * 1e3) +
-              ",\"floor_us\":" + std::to_string(r.floor_ms * 1e3) + ",\"detail\":\"" + r.detail +
-              "\"}";
+              ",\"floor_us\":" + std::to_string(r.floor_ms * 1e3) +
+              ",\"detail\":" + lab::json_string(r.detail) + "}";
       const double over = r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0;
       const double cub_over = r.floor_ms > 0 ? r.cub_ms / r.floor_ms : 0;
       std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s %5.2fx floor   CUB %8.1f GB/s %5.2fx floor"

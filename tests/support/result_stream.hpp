@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+#include "json.hpp"
+
 namespace lab::test {
 
 // Called after each test; a non-empty answer ends the process (exit code 3)
@@ -22,7 +24,6 @@ void install_result_stream(int fd, AfterTestCheck check);
 // One line of its own, e.g. the run's seed (written before the first test).
 void write_stream_event(const std::string& json_object);
 
-// A JSON string literal for s (quotes and escapes included).
-std::string json_string(const std::string& s);
+using lab::json_string;  // common/json.hpp
 
 }  // namespace lab::test

@@ -29,6 +29,7 @@
 #include "float_sum_contract.cuh"
 #include "float_sum_inputs.hpp"
 #include "generate.cuh"
+#include "json.hpp"
 
 namespace {
 
@@ -122,10 +123,10 @@ int main(int argc, char** argv) {
   int seeds = 8;
   const char* json_path = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--seeds=", 8) == 0) {
-      seeds = std::atoi(argv[i] + 8);
-    } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
-      json_path = argv[i] + 7;
+    if (const char* v = lab::flag_value(argv[i], "--seeds=")) {
+      seeds = std::atoi(v);
+    } else if (const char* v = lab::flag_value(argv[i], "--json=")) {
+      json_path = v;
     } else {
       std::fprintf(stderr, "usage: %s [--seeds=K] [--json=FILE]\n", argv[0]);
       return 2;
@@ -200,8 +201,9 @@ int main(int argc, char** argv) {
 
     // Report: a JSON for gpucheck, a table for people.
     const char* order_name[2] = {"shuffled", "sorted"};
-    std::string json = "{\"name\":\"sort-first-study\",\"device\":\"" + info.name +
-                       "\",\"n_accuracy\":" + std::to_string(n) + ",\"accuracy\":[";
+    std::string json = "{\"name\":\"sort-first-study\",\"device\":" +
+                       lab::json_string(info.name) + ",\"n_accuracy\":" + std::to_string(n) +
+                       ",\"accuracy\":[";
     for (std::size_t r = 0; r < rows.size(); ++r) {
       json += std::string(r ? "," : "") + "{\"seed\":" + std::to_string(rows[r].seed) +
               ",\"exact\":" + fmt("%.17g", rows[r].exact);

@@ -23,6 +23,7 @@
 #include "device_info.hpp"
 #include "generate.cuh"
 #include "int_inputs.hpp"
+#include "json.hpp"
 
 namespace {
 
@@ -155,11 +156,11 @@ Variant make(int per_sm, int sms, unsigned threads = 256) {
 int main(int argc, char** argv) {
   const char* json_path = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--json=", 7) != 0) {
+    json_path = lab::flag_value(argv[i], "--json=");
+    if (!json_path) {
       std::fprintf(stderr, "usage: %s [--json=FILE]\n", argv[0]);
       return 2;
     }
-    json_path = argv[i] + 7;
   }
   std::string why;
   if (!lab::cuda_device_available(&why)) {
@@ -193,7 +194,7 @@ int main(int argc, char** argv) {
                       }});
 
   const double ceiling = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
-  std::string json = "{\"device\":\"" + info.name + "\",\"ceiling_gbps\":" +
+  std::string json = "{\"device\":" + lab::json_string(info.name) + ",\"ceiling_gbps\":" +
                      std::to_string(ceiling) + ",\"rows\":[";
   const std::vector<int> sizes = {16, 20, 24, 26, 28, 29, 30};
   bool first_row = true;
@@ -229,8 +230,9 @@ int main(int argc, char** argv) {
     }
     for (std::size_t v = 0; v < variants.size(); ++v) {
       std::printf("%-22s", variants[v].name.c_str());
-      json += std::string(first_row ? "" : ",") + "{\"variant\":\"" + variants[v].name +
-              "\",\"offset\":" + std::to_string(offset) + ",\"gbps\":[";
+      json += std::string(first_row ? "" : ",") +
+              "{\"variant\":" + lab::json_string(variants[v].name) +
+              ",\"offset\":" + std::to_string(offset) + ",\"gbps\":[";
       first_row = false;
       for (std::size_t k = 0; k < sizes.size(); ++k) {
         std::printf(" %6.0f", table[v][k]);
