@@ -1,13 +1,13 @@
 #!/bin/bash
 # Lab 09's blocks per SM, with the one-launch finish (tests/gpu_runs/h200/
-# lab09-blocks-sweep.txt): a copy of the tracked files per setting, the
+# lab09-blocks-sweep.txt): a copy of the working tree per setting, the
 # solution's kBlocksPerSm edited, the sum's and max's benches built and run
 # twice in turn. From the repository root on a GPU machine, OUT set.
 set -u
 variants="4 3 2"
 for b in $variants; do
   d=/tmp/s9_$b; rm -rf $d; mkdir -p $d
-  git ls-files -z | xargs -0 -I{} cp --parents {} $d/ 2>/dev/null
+  tar --exclude='./build*' --exclude=./.git --exclude=./.carry -cf - . | tar -xf - -C $d
   f=$d/solutions/09_shuffle_vector_loads/reduce.cu
   sed -i "s/constexpr unsigned kBlocksPerSm = [0-9]*;/constexpr unsigned kBlocksPerSm = $b;/" $f
   grep -q "kBlocksPerSm = $b;" $f || echo "sed failed $b"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Lab 11's shape sweep (tests/gpu_runs/h200/lab11-shape-sweep.txt): threads per
 # block, blocks per SM in the grid, min blocks in __launch_bounds__. Each shape
-# is a copy of the tracked files with the solution's constants edited, built
+# is a copy of the working tree with the solution's constants edited, built
 # and benchmarked against CUB. Run from the repository root on a GPU machine,
 # with OUT set to a folder for the JSON.
 set -u
@@ -11,7 +11,7 @@ for v in $variants; do
   IFS=: read t b m <<< "$v"
   d=/tmp/sw_${t}_${b}_${m}
   rm -rf $d; mkdir -p $d
-  git ls-files -z | xargs -0 -I{} cp --parents {} $d/ 2>/dev/null
+  tar --exclude='./build*' --exclude=./.git --exclude=./.carry -cf - . | tar -xf - -C $d
   f=$d/solutions/11_accurate_float_sum/reduce.cu
   sed -i "s/constexpr unsigned kVecThreads = [0-9]*;/constexpr unsigned kVecThreads = $t;/; s/constexpr unsigned kVecBlocksPerSm = [0-9]*;/constexpr unsigned kVecBlocksPerSm = $b;/; s/__launch_bounds__(kVecThreads, [0-9]*)/__launch_bounds__(kVecThreads, $m)/" $f
   grep -c "kVecThreads = $t;" $f >/dev/null || echo "sed failed $v"
