@@ -28,8 +28,9 @@ std::size_t rotation_count(std::size_t input_bytes, const DeviceInfo& info);
 // The launch floor: milliseconds per call of an empty kernel, timed as
 // bench_device times every call (back to back on `stream`, events around each
 // batch). No reduction can cost less per call than this plus its bytes at the
-// GPU's theoretical bandwidth: on an H200 it is 3.0 to 3.4 us, the whole cost
-// of a call below about 2^20 elements.
+// GPU's theoretical bandwidth: on an H200 it measured 3.5 to 4.7 us (the host's
+// launch rate sets it; tests/gpu_runs/h200/bench-fac4fd8.json, floor_us), the
+// whole cost of a call below about 2^20 elements.
 double launch_floor_ms(cudaStream_t stream, const BenchConfig& config = {});
 
 // Device-to-device cudaMemcpyAsync of `bytes`, as GB/s of bytes read plus bytes

@@ -13,7 +13,7 @@
 // call with that n; a call finds it as the previous call left it. So a lab may
 // keep a counter there that its last block puts back to zero, and finish in
 // one launch with no cudaMemsetAsync first (lab 09: a memset costs about
-// 0.8 us on an H200, a fifth of a whole call at 2^16 elements). A lab that
+// 0.7 us on an H200, a fifth of a whole call at 2^16 elements). A lab that
 // writes partial results there and reads them back in the same call never
 // notices the rule. One workspace serves one call at a time.
 std::size_t sum_workspace_bytes(std::size_t n);

@@ -126,11 +126,14 @@ class Lab:
     all_cases: list[dict] = field(default_factory=list)  # every case's properties (+ "_name")
     run: dict = field(default_factory=dict)            # the solution run's own properties (seed)
     benches: list[Bench] = field(default_factory=list)
-    short: str = ""                                    # labs.toml: the name in plot legends
-    builds_on: dict[str, str] = field(default_factory=dict)  # labs.toml: contract -> earlier lab
+    meta: labmeta.Lab | None = None                    # labs.toml's entry (short, builds_on)
 
     def previous(self, contract: str) -> str | None:
-        return self.builds_on.get(contract) or self.builds_on.get("")
+        return self.meta.previous(contract) if self.meta else None
+
+    @property
+    def short(self) -> str:
+        return self.meta.short if self.meta and self.meta.short else self.title
 
     @property
     def num(self) -> str:
@@ -176,7 +179,7 @@ def load(json_path: Path, toml_path: Path = LABS_TOML) -> Evidence:
     for meta in course.labs:
         lab_id = meta.id
         lab = Lab(lab_id, meta.title, meta.kind, meta.threshold, meta.floor,
-                  short=meta.short, builds_on=dict(meta.builds_on))
+                  meta=meta)
         entry = data.get("labs", {}).get(lab_id)
         if entry:
             lab.present = True
@@ -819,11 +822,11 @@ class Figures:
         if prev:
             ax.plot([s.log2n for s in prev[1].sizes], [s.gbps for s in prev[1].sizes], "-",
                     color="0.65", marker=".",
-                    label=f"{lab_name(prev[0].id)}: {prev[0].short or prev[0].title}")
+                    label=f"{lab_name(prev[0].id)}: {prev[0].short}")
         ax.plot(xs, [s.cub_gbps for s in b.sizes], "--s", color="tab:orange", ms=4,
                 label=CUB_NAMES.get(b.contract, "CUB").replace("`", "").replace(" DeviceReduce::", " "))
         ax.plot(xs, [s.gbps for s in b.sizes], "-o", color="tab:blue", ms=5, lw=2,
-                label=f"{lab_name(lab.id)}: {lab.short or lab.title}")
+                label=f"{lab_name(lab.id)}: {lab.short}")
         if any(s.floor_gbps for s in b.sizes):
             ax.plot(xs, [s.floor_gbps for s in b.sizes], ":", color="tab:red", lw=1.2,
                     label="the floor as GB/s: one empty launch + the bytes at peak speed")
@@ -980,7 +983,7 @@ class Figures:
                 ls = LINE_STYLES.get(b.contract, "-.")
                 ax.plot([s.log2n for s in b.sizes], [s.gbps for s in b.sizes], ls, marker=".",
                         color=palette[i % len(palette)],
-                        label=f"{lab.num} {lab.short or lab.title[:20]}"
+                        label=f"{lab.num} {lab.short if lab.meta and lab.meta.short else lab.title[:20]}"
                         + (" (max)" if b.contract == "max" and lab.kind != "gpu_max" else ""))
                 if b.contract == "sum" and cub is None:
                     cub = b

@@ -49,8 +49,10 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
   f.seed = seed;
   f.variant = method_name(c.method);
   const bool ran = guarded_calls(f, [&] {
-    workspace = zeroed_workspace(RunnerLink::get().workspace_bytes(
-        Fn::kFloatSum, static_cast<std::uint32_t>(c.method), n, (std::size_t{1} << 30) + 8 * n), stream);
+    workspace = zeroed_workspace(
+        RunnerLink::get().workspace_bytes(Fn::kFloatSum, static_cast<std::uint32_t>(c.method), n,
+                                          (std::size_t{1} << 30) + 8 * n),
+        stream);
     out.fill_bytes(kPoisonBits & 0xff, stream);
     Invocation call;
     call.fn = Fn::kFloatSum;

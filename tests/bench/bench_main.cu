@@ -1,12 +1,15 @@
 // Bandwidth of one implementation of a contract over a range of sizes, and of
 // CUB's DeviceReduce on the same inputs in the same process, for the grader's
 // bench and gpucheck. Beside each size, its floor: an empty kernel timed the
-// same way just before (lab::launch_floor_ms) plus the input's bytes at the
-// GPU's theoretical bandwidth; time / floor says how far a call is from the
-// least any call could cost (1.0 is the limit, and small sizes live near it). Only the instructor's reference solutions are built into
-// it (no student code), so it calls them in-process, timed with CUDA events. Same routine as the bandwidth test (warm-up, median of
-// batches, inputs rotated so no call reads from L2); each size is checked
-// against the CPU reference first, and a wrong size reports no figure.
+// same way (lab::launch_floor_ms) plus the input's bytes at the GPU's
+// theoretical bandwidth; time / floor says how far a call is from the least
+// any call could cost (1.0 is the limit, and small sizes live near it). The
+// lab, CUB and the floor are timed in rounds taken in turn (bench_size).
+// Only the instructor's reference solutions are built into it (no student
+// code), so it calls them in-process, timed with CUDA events: the bandwidth
+// test's routine (warm-up, median of batches, inputs rotated so no call reads
+// from L2); each size is checked against the CPU reference first, and a wrong
+// size reports no figure.
 //
 // Built once per implementation with BENCH_NAME (its name) and BENCH_TRAITS
 // (SumTraits or MaxTraits, tests/support/contracts.cuh).
@@ -21,7 +24,6 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -5,15 +5,15 @@
 # bytes-in-flight model of decks 05 and 06 predicts GB/s rising with it until
 # the memory's limit. From the repository root on a GPU machine, OUT set.
 set -u
+source "$(dirname "$0")/variants.sh"
 variants="1 2 4 8"
 for k in $variants; do
-  d=/tmp/l6_$k; rm -rf $d; mkdir -p $d
-  tar --exclude='./build*' --exclude=./.git --exclude=./.carry -cf - . | tar -xf - -C $d
+  d=/tmp/l6_$k
+  variant_tree $d
   f=$d/solutions/06_grid_stride_shared/reduce.cu
   sed -i "s/constexpr int kLoads = [0-9]*;/constexpr int kLoads = $k;/" $f
   grep -q "kLoads = $k;" $f || echo "sed failed $k"
-  (cd $d && meson setup b -Dgpu_arch=sm_90 -Dmutants=disabled -Dslides=disabled >/dev/null 2>&1 &&
-   ninja -C b tests/bench-06_grid_stride_shared >/dev/null 2>&1 && echo built $k || echo BUILD FAILED $k) &
+  build_variant $d $k tests/bench-06_grid_stride_shared
 done
 wait
 for rep in 1 2; do for k in $variants; do

@@ -4,14 +4,15 @@
 # solution's kBlocksPerSm edited, the sum's and max's benches built and run
 # twice in turn. From the repository root on a GPU machine, OUT set.
 set -u
+source "$(dirname "$0")/variants.sh"
 variants="4 3 2"
 for b in $variants; do
-  d=/tmp/s9_$b; rm -rf $d; mkdir -p $d
-  tar --exclude='./build*' --exclude=./.git --exclude=./.carry -cf - . | tar -xf - -C $d
+  d=/tmp/s9_$b
+  variant_tree $d
   f=$d/solutions/09_shuffle_vector_loads/reduce.cu
   sed -i "s/constexpr unsigned kBlocksPerSm = [0-9]*;/constexpr unsigned kBlocksPerSm = $b;/" $f
   grep -q "kBlocksPerSm = $b;" $f || echo "sed failed $b"
-  (cd $d && meson setup b -Dgpu_arch=sm_90 -Dmutants=disabled -Dslides=disabled >/dev/null 2>&1 && ninja -C b tests/bench-09_shuffle_vector_loads-sum tests/bench-09_shuffle_vector_loads-max >/dev/null 2>&1 && echo built $b || echo BUILD FAILED $b) &
+  build_variant $d $b tests/bench-09_shuffle_vector_loads-sum tests/bench-09_shuffle_vector_loads-max
 done
 wait
 for rep in 1 2; do for b in $variants; do

@@ -5,17 +5,16 @@
 # and benchmarked against CUB. Run from the repository root on a GPU machine,
 # with OUT set to a folder for the JSON.
 set -u
-REPO=$PWD
+source "$(dirname "$0")/variants.sh"
 variants="1024:4:2 1024:2:2 512:4:4 512:8:4 256:8:8 256:16:8"
 for v in $variants; do
   IFS=: read t b m <<< "$v"
   d=/tmp/sw_${t}_${b}_${m}
-  rm -rf $d; mkdir -p $d
-  tar --exclude='./build*' --exclude=./.git --exclude=./.carry -cf - . | tar -xf - -C $d
+  variant_tree $d
   f=$d/solutions/11_accurate_float_sum/reduce.cu
   sed -i "s/constexpr unsigned kVecThreads = [0-9]*;/constexpr unsigned kVecThreads = $t;/; s/constexpr unsigned kVecBlocksPerSm = [0-9]*;/constexpr unsigned kVecBlocksPerSm = $b;/; s/__launch_bounds__(kVecThreads, [0-9]*)/__launch_bounds__(kVecThreads, $m)/" $f
-  grep -c "kVecThreads = $t;" $f >/dev/null || echo "sed failed $v"
-  (cd $d && meson setup b -Dgpu_arch=sm_90 -Dmutants=disabled -Dslides=disabled >/dev/null 2>&1 && ninja -C b tests/bench-11_accurate_float_sum >/dev/null 2>&1 && echo built $v || echo BUILD FAILED $v) &
+  grep -q "kVecThreads = $t;" $f || echo "sed failed $v"
+  build_variant $d $v tests/bench-11_accurate_float_sum
 done
 wait
 for v in $variants; do
