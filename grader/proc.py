@@ -46,6 +46,67 @@ def kill_group(pid: int) -> None:
         pass
 
 
+def _process_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, start time) for every process /proc shows."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()  # the name may hold spaces and ')'
+        table[int(name)] = (int(fields[1]), fields[19])
+    return table
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """Every live descendant of pid with its start time (a pid may be reused)."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in table.items():
+        children.setdefault(parent, []).append(child)
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        found.append((p, table[p][1]))
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
+    """Kills proc's group and every descendant, also those that left the group
+    (a sandbox's processes run in a session of their own, and a PID namespace's
+    processes die only after its first one), then waits, up to settle_s, until
+    they are gone: nothing of a timed-out run is left when `run` returns, even
+    on a loaded machine where the kernel takes a while to tear them down."""
+    doomed = _descendants(proc.pid) if proc.poll() is None else []
+    kill_group(proc.pid)
+    for pid, _ in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if proc.poll() is None:
+        proc.wait()
+    deadline = time.monotonic() + settle_s
+    while doomed and time.monotonic() < deadline:
+        table = _process_table()
+        doomed = [(p, start) for p, start in doomed if table.get(p, (0, ""))[1] == start
+                  and not _is_zombie(p)]
+        if doomed:
+            time.sleep(0.02)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2:].startswith("Z")
+
+
 # The process groups `run` has alive, from every thread: an interrupted batch
 # kills them all (kill_all) so that no test binary outlives the grader.
 _alive: set[int] = set()
@@ -82,9 +143,7 @@ def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
         finally:
             # A clean exit, a timeout, or an exception here (Ctrl-C, SIGTERM): the
             # group may hold stragglers (a daemonised child); none outlives run().
-            kill_group(proc.pid)
-            if proc.poll() is None:
-                proc.wait()
+            _kill_tree(proc)
             with _alive_lock:
                 _alive.discard(proc.pid)
         size = out.seek(0, os.SEEK_END)
@@ -115,7 +174,6 @@ def _wait(proc: subprocess.Popen, out, deadline: float, stdin_text: str | None,
         timed_out = time.monotonic() > deadline
         over = os.fstat(out.fileno()).st_size > output_limit
         if timed_out or over:
-            kill_group(proc.pid)
-            proc.wait()
+            _kill_tree(proc)
             break
     return timed_out, over
