@@ -24,7 +24,7 @@ __all__ = ["ANCHOR_SHARE", "ANCHOR_SIZES", "SCHEMA_VERSION", "AnchorCheck", "Anc
            "BenchFile", "BenchRun", "BenchSize", "Build", "Calibration", "CalibrationFile",
            "CubCheck", "CubRow", "EvidenceError", "GpuCheck", "ImplRun", "LabEvidence",
            "Machine", "MesonSuites", "MesonTest", "PeerEvidence", "ProfileFile",
-           "ProfileMachine", "SanitizerRun", "ScriptRun", "Study", "dump", "dumps",
+           "ProfileMachine", "SanitizerRun", "ScriptRun", "Study", "as_record", "dump", "dumps",
            "from_data", "load", "to_data", "upgrade"]
 
 R = TypeVar("R")
@@ -53,6 +53,11 @@ def from_data(data: Any, expect: type[R], where: str = "evidence") -> R:
     if kind != want:
         raise EvidenceError(f"{where}: this is {kind} evidence, not {want}")
     return decode(expect, data, where)
+
+
+def as_record(data: Any, cls: type[R], where: str = "evidence") -> R:
+    """Part of a file as its record: a bench program's report as a BenchRun, say."""
+    return decode(cls, data, where)
 
 
 def load(path: Path | str, expect: type[R]) -> R:
