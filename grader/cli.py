@@ -128,7 +128,8 @@ def _gpucheck(args: argparse.Namespace) -> int:
     from . import gpucheck
     if args.merge:
         from . import evidence
-        merged = gpucheck.merge(args.merge)
+        from .evidence.merge import merge
+        merged = merge(args.merge)
         evidence.dump(merged, args.out / "gpucheck.json")
         print(gpucheck.summary_table(merged))
         return 0

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader import evidence, gpucheck
 from grader.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
+from grader.evidence.merge import join_sandbox, merge
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
 MACHINE = evidence.Machine(["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"], "nvcc",
@@ -23,7 +24,7 @@ def test_merge_keeps_both_sandbox_runs(tmp_path):
                            sandbox=_sandbox(["01_cpu_baseline", "02_interleaved"])), first)
     evidence.dump(GpuCheck(MACHINE, parts=["sandbox"], seconds=280.0,
                            sandbox=_sandbox(["03_strided_index"], code=1, full=False)), second)
-    merged = gpucheck.merge([first, second])
+    merged = merge([first, second])
     box = merged.sandbox
     assert [r.labs_graded for r in box.batches] == [
         ["01_cpu_baseline", "02_interleaved"], ["03_strided_index"]]
@@ -35,19 +36,19 @@ def test_merge_keeps_both_sandbox_runs(tmp_path):
 
 def test_three_runs_join_in_order():
     runs = [_sandbox([lab]) for lab in ("01_cpu_baseline", "02_interleaved", "03_strided_index")]
-    joined = gpucheck._join_sandbox(gpucheck._join_sandbox(runs[0], runs[1]), runs[2])
+    joined = join_sandbox(join_sandbox(runs[0], runs[1]), runs[2])
     assert len(joined.batches) == 3 and joined.full_marks and joined.exit_code == 0
 
 
 def test_a_batch_that_did_not_end_fails_the_join():
-    joined = gpucheck._join_sandbox(_sandbox(["01_cpu_baseline"]),
+    joined = join_sandbox(_sandbox(["01_cpu_baseline"]),
                                     _sandbox(["02_interleaved"], code=None))
     assert joined.exit_code == 1
 
 
 def test_merging_the_two_committed_calls_gives_the_committed_run():
     # README: h200/gpucheck.json is bench-fac4fd8.json and labs-fac4fd8.json joined.
-    merged = gpucheck.merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json"])
+    merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json"])
     assert merged == evidence.load(RUNS / "gpucheck.json", GpuCheck)
 
 
