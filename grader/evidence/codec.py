@@ -8,6 +8,7 @@ reader skips is a figure the decks silently lose.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from typing import Any
@@ -43,6 +44,8 @@ def encode(value: Any) -> Any:
                 continue
             out[_key(f)] = encode(v)
         return out
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -87,6 +90,12 @@ def decode(tp: Any, data: Any, where: str) -> Any:
             raise EvidenceError(f"{where}: not a lab result ({e})") from None
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record(tp, data, where)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):   # statuses as StrEnum, say
+        try:
+            return tp(data)
+        except ValueError:
+            raise EvidenceError(f"{where}: {data!r} is not one of "
+                                f"{', '.join(repr(m.value) for m in tp)}") from None
     if tp is float:
         _need(isinstance(data, (int, float)) and not isinstance(data, bool), where, "a number",
               data)

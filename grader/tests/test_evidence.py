@@ -175,3 +175,23 @@ def test_an_old_checker_run_keeps_a_restart_it_counted():
 def test_joined_sandbox_batches_become_batches():
     ev = E.load(RUNS / "h200" / "trusted-sandbox-all-labs.json", E.GpuCheck)
     assert len(ev.sandbox.batches) == 2 and ev.sandbox.full_marks
+
+
+def test_an_enum_field_reads_by_value_and_refuses_others():
+    # The grader's statuses may become StrEnums; the codec reads and writes them by value.
+    import enum
+    from dataclasses import dataclass
+
+    from grader.evidence.codec import decode, encode
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    @dataclass
+    class Paint:
+        colour: Colour
+
+    assert decode(Paint, {"colour": "red"}, "p") == Paint(Colour.RED)
+    assert encode(Paint(Colour.RED)) == {"colour": "red"}
+    with pytest.raises(E.EvidenceError, match=r"p\.colour: 'blue' is not one of 'red'"):
+        decode(Paint, {"colour": "blue"}, "p")
