@@ -2,14 +2,14 @@
 sizes 2^16 to 2^30 (as memory allows), to JSON and plots (PNG and SVG)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from . import labmeta, tools
-from .gpucheck import bench as run_bench, bench_binaries
+from . import evidence, labmeta, tools
+from .evidence import BenchFile, BenchRun
+from .gpucheck import bench as run_bench, bench_binaries, machine
 
 
-def collect(build_dir: Path, out_dir: Path, progress=print) -> dict:
+def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRun]:
     course = labmeta.load()
     results = {}
     for lab in course.labs:
@@ -17,11 +17,17 @@ def collect(build_dir: Path, out_dir: Path, progress=print) -> dict:
             continue
         for binary in bench_binaries(build_dir, lab.id):
             progress(f"[bench] {binary.name} ...")
-            results[binary.name] = dict(run_bench(binary, out_dir), lab=lab.id)
+            results[binary.name] = run_bench(binary, out_dir)
+            results[binary.name].lab = lab.id
     return results
 
 
-def plot(results: dict, out_dir: Path) -> list[Path]:
+def _ys(values: list[float | None]) -> list[float]:
+    """A figure not measured as NaN: matplotlib leaves a gap there, as for None."""
+    return [float("nan") if v is None else v for v in values]
+
+
+def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
     """Bandwidth against size, and each lab's best against the copy ceiling."""
     try:
         import matplotlib
@@ -33,29 +39,28 @@ def plot(results: dict, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(9, 5.5))
     cub_drawn = set()
     for name, r in results.items():
-        rows = [s for s in r.get("sizes", []) if s["status"] == "ok"]
+        rows = [s for s in r.sizes if s.ok]
         if not rows:
             continue
-        ax.plot([s["log2n"] for s in rows], [s["gbps"] for s in rows], marker="o", ms=3,
+        ax.plot([s.log2n for s in rows], _ys([s.gbps for s in rows]), marker="o", ms=3,
                 label=name.removeprefix("bench-"))
-        contract = r.get("contract", "sum")
+        contract = r.contract or "sum"
         if contract not in cub_drawn:
-            ax.plot([s["log2n"] for s in rows], [s["cub_gbps"] for s in rows], "k--" if
+            ax.plot([s.log2n for s in rows], _ys([s.cub_gbps for s in rows]), "k--" if
                     contract == "sum" else "k:", lw=1.5, label=f"CUB {contract}")
             cub_drawn.add(contract)
     # The launch floor as GB/s (one empty kernel plus the bytes at peak, measured
     # beside each size): no call can read faster; small sizes live near it.
-    floor_run = next((r for r in results.values()
-                      if any(s.get("floor_us") for s in r.get("sizes", []))), None)
+    floor_run = next((r for r in results.values() if any(s.floor_us for s in r.sizes)), None)
     if floor_run:
-        rows = [s for s in floor_run["sizes"] if s.get("floor_us")]
-        ax.plot([s["log2n"] for s in rows], [4 * s["n"] / (s["floor_us"] * 1e3) for s in rows],
+        rows = [s for s in floor_run.sizes if s.floor_us]
+        ax.plot([s.log2n for s in rows], _ys([s.floor_gbps for s in rows]),
                 ":", color="tab:red", lw=1.2, label="launch floor as GB/s")
-    ceiling = next((r["ceiling_gbps"] for r in results.values() if r.get("ceiling_gbps")), None)
+    ceiling = next((r.ceiling_gbps for r in results.values() if r.ceiling_gbps), None)
     if ceiling:
         ax.axhline(ceiling, color="grey", lw=0.8)
         ax.text(16.1, ceiling * 1.01, f"device-to-device copy {ceiling:.0f} GB/s", fontsize=8)
-    device = next((r.get("device") for r in results.values() if r.get("device")), "")
+    device = next((r.device for r in results.values() if r.device), "")
     ax.set(xlabel="log2(elements)", ylabel="GB/s of input read", title=f"Reductions on {device}")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
@@ -68,10 +73,10 @@ def plot(results: dict, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     names, values = [], []
     for name, r in results.items():
-        ok = [s for s in r.get("sizes", []) if s["status"] == "ok"]
-        if ok and r.get("ceiling_gbps"):
+        ok = [s for s in r.sizes if s.ok and s.gbps is not None]
+        if ok and r.ceiling_gbps:
             names.append(name.removeprefix("bench-"))
-            values.append(ok[-1]["gbps"] / r["ceiling_gbps"])
+            values.append((ok[-1].gbps or 0.0) / r.ceiling_gbps)
     ax.barh(names, values, color="tab:blue")
     ax.axvline(1.0, color="grey", lw=0.8)
     ax.set(xlabel="largest size: GB/s read / copy ceiling (read + written)",
@@ -97,7 +102,7 @@ def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
         return 1
     out_dir.mkdir(parents=True, exist_ok=True)
     results = collect(build_dir, out_dir, progress)
-    (out_dir / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    evidence.dump(BenchFile(results, machine=machine()), out_dir / "bench.json")
     plots = plot(results, out_dir)
     print(f"[bench] {out_dir / 'bench.json'}" + ("" if plots else
           " (matplotlib not installed: no plots)"))

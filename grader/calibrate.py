@@ -20,22 +20,15 @@ from __future__ import annotations
 import copy
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
-from . import isolation, labmeta, tools
+from . import evidence, isolation, labmeta, tools
 from .atomic import write_atomic
 from .checker_run import run_checker
+from .evidence import Calibration, CalibrationFile
 from .scoring import bandwidth_figures, is_performance
 
-
-@dataclass
-class Calibration:
-    lab: str
-    fractions: list[float]
-    threshold: float
-    floor: float
-    old_threshold: float
+__all__ = ["Calibration", "edit", "measure", "run", "write"]
 
 
 def measure(build_dir: Path, repeats: int = 3, margin: float = 0.85,
@@ -186,7 +179,10 @@ def write(calibrations: list[Calibration], gpu: str, path: Path = labmeta.LABS_T
     write_atomic(path, text, keep_mode=True)
 
 
-def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool) -> int:
+def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool,
+        json_path: Path | None = None) -> int:
+    """Measures, prints, writes the figures as evidence (JSON_PATH, default
+    BUILD_DIR/calibration.json) and, with do_write, the thresholds into labs.toml."""
     from .batch import visible_gpus
     from .gpucheck import machine
     if not visible_gpus():
@@ -194,7 +190,11 @@ def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool)
         return 4
     tools.configure(build_dir, [f"-Dgpu_arch={arch}"])
     cals = measure(build_dir, repeats, margin)
-    gpu = (machine()["nvidia_smi"] or ["unknown GPU"])[0].split(",")[0]
+    here = machine()
+    gpu = here.gpu
+    json_path = json_path or build_dir / "calibration.json"
+    evidence.dump(CalibrationFile(here, margin, repeats, cals), json_path)
+    print(f"[calibrate] the figures: {json_path}")
     print(f"\n{'lab':28} {'measured (min)':>14} {'threshold':>9} {'floor':>6} {'was':>6}")
     for c in cals:
         print(f"{c.lab:28} {min(c.fractions):>14.3f} {c.threshold:>9} {c.floor:>6} "

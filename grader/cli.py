@@ -12,7 +12,6 @@ Each subcommand is a thin layer over an importable function; exit codes:
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
@@ -111,7 +110,8 @@ def _profile(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from . import calibrate
-    return calibrate.run(args.build_dir, args.arch, args.repeats, args.margin, args.write)
+    return calibrate.run(args.build_dir, args.arch, args.repeats, args.margin, args.write,
+                         args.json)
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -127,9 +127,10 @@ def _selftest(args: argparse.Namespace) -> int:
 def _gpucheck(args: argparse.Namespace) -> int:
     from . import gpucheck
     if args.merge:
-        merged = gpucheck.merge(args.merge)
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "gpucheck.json").write_text(json.dumps(merged, indent=2) + "\n")
+        from . import evidence
+        from .evidence.merge import merge
+        merged = merge(args.merge)
+        evidence.dump(merged, args.out / "gpucheck.json")
         print(gpucheck.summary_table(merged))
         return 0
     parts = tuple(args.parts.split(",")) if args.parts else gpucheck.PARTS
@@ -240,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--repeats", type=int, default=3)
     k.add_argument("--margin", type=float, default=0.85)
     k.add_argument("--write", action="store_true", help="update grader/labs.toml")
+    k.add_argument("--json", type=Path, help="where the figures go, as evidence "
+                                             "(default: BUILD_DIR/calibration.json)")
     k.set_defaults(func=_calibrate)
 
     e = sub.add_parser("release", help="write the student repository to DEST and check it")

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
+# How a block's threads pair up, step by step (slides/deckgen/index_math.py draws each).
+TREE_SHAPES = ("interleaved", "strided", "sequential")
 KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
 # What `grader profile` can show (grader/profile.py defines each; a test keeps
 # the two lists equal). Listed here so that this file runs as a plain script.
@@ -43,6 +45,7 @@ class Lab:
     # The earlier lab each contract is compared with ("" for a lab of one
     # contract; "sum" and "max" for lab 09): decks, plots, speed-up tables.
     builds_on: dict[str, str] = field(default_factory=dict)
+    tree: str = ""                  # the in-block tree's shape (labs 02-04): decks' diagrams
 
     def previous(self, contract: str = "") -> str | None:
         return self.builds_on.get(contract) or self.builds_on.get("")
@@ -180,6 +183,10 @@ def _profile(v):
     return None
 
 
+def _tree(v):
+    return None if v in TREE_SHAPES else f"must be one of {', '.join(TREE_SHAPES)}"
+
+
 def _builds_on(v):
     if isinstance(v, str) and _LAB_ID.fullmatch(v):
         return None
@@ -209,6 +216,7 @@ LAB_KEYS = {
     "profile": (_profile, False),
     "short": (_text, False),
     "builds_on": (_builds_on, False),
+    "tree": (_tree, False),
 }
 PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
 _LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")
@@ -313,7 +321,7 @@ def load(path: Path = LABS_TOML) -> Course:
             forbidden=tuple(entry.get("forbidden", ())), anchor_gbps=_anchor_map(entry),
             beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False),
             profile=tuple(entry.get("profile", ())), short=entry.get("short", ""),
-            builds_on=_builds_on_map(entry.get("builds_on")))
+            builds_on=_builds_on_map(entry.get("builds_on")), tree=entry.get("tree", ""))
         for lab_id, entry in data["labs"].items())
     peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
                   for pid, p in data.get("peers", {}).items())

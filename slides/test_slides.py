@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,10 @@ sys.path.insert(0, str(SLIDES))
 import build  # noqa: E402
 import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
 
-LAB_IDS = list(tomllib.loads((REPO / "grader" / "labs.toml").read_text())["labs"])
+sys.path.insert(0, str(REPO))
+from grader import labmeta  # noqa: E402  (the course file's one reader)
+
+LAB_IDS = [lab.id for lab in labmeta.load().labs]
 DECKS = [mf.INTRO] + LAB_IDS
 
 
@@ -112,6 +114,37 @@ def test_tables_follow_another_gpus_run(tmp_path):
         assert outside_markers(new) == outside_markers(old), f"{stem}: text outside the markers moved"
     assert "NVIDIA Example GPU" in (decks_dir / f"{mf.INTRO}.md").read_text()
     assert "has no run of" in (decks_dir / f"{dropped}.md").read_text()
+
+
+def test_tables_read_the_same_from_the_schema_as_from_the_old_layout(tmp_path):
+    """The committed run predates the schema; written again as schema version 1 (what
+    gpucheck writes now), every deck's tables come out the same."""
+    sys.path.insert(0, str(REPO))
+    from grader import evidence
+    run = evidence.load(mf.DEFAULT_JSON, evidence.GpuCheck)
+    new = tmp_path / "gpucheck.json"
+    evidence.dump(run, new)
+    assert json.loads(new.read_text())["schema_version"] == evidence.SCHEMA_VERSION
+    shutil.copy(mf.DEFAULT_JSON.parent / "profile.json", tmp_path / "profile.json")
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    for stem in DECKS:
+        shutil.copy(deck(stem), decks_dir)
+    r = run_make_figures(str(new), "--decks-dir", str(decks_dir), "--tables-only")
+    assert r.returncode == 0, r.stderr
+    rel_json = str(mf.DEFAULT_JSON.relative_to(REPO))
+    for stem in DECKS:   # the provenance names the file read; nothing else moves
+        got = (decks_dir / f"{stem}.md").read_text().replace(str(new), rel_json)
+        assert got == deck(stem).read_text(), stem
+
+
+def test_a_run_of_an_unknown_schema_version_is_refused(tmp_path):
+    data = json.loads(mf.DEFAULT_JSON.read_text())
+    data["schema_version"] = 99
+    run = tmp_path / "gpucheck.json"
+    run.write_text(json.dumps(data))
+    r = run_make_figures(str(run), "--check")
+    assert r.returncode == 2 and "schema_version 99 is unknown" in r.stderr, r.stderr
 
 
 def test_figures_regenerate(tmp_path):

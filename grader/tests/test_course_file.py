@@ -63,6 +63,18 @@ def test_builds_on_must_name_an_earlier_lab(tmp_path, value):
     assert any("[labs.04_sequential_addressing] builds_on" in p for p in problems(path))
 
 
+def test_the_tree_shapes_of_labs_02_to_04_are_data():
+    shapes = {lab.id[:2]: lab.tree for lab in labmeta.load().labs if lab.tree}
+    assert shapes == {"02": "interleaved", "03": "strided", "04": "sequential"}
+
+
+def test_an_unknown_tree_shape_fails(tmp_path):
+    path = copy_with(tmp_path, 'tree = "strided"', 'tree = "stridden"')
+    found = problems(path)
+    assert len(found) == 1 and "[labs.03_strided_index] tree = 'stridden'" in found[0]
+    assert "interleaved, strided, sequential" in found[0]
+
+
 def test_an_unknown_top_level_table_fails(tmp_path):
     path = copy_with(tmp_path, "[ceilings]", "[ceiling]")
     found = problems(path)

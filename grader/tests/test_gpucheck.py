@@ -1,37 +1,98 @@
 """gpucheck's bookkeeping, which needs no GPU: partial runs joined into one
 piece of evidence, and the options that split a part over GPU calls."""
 import json
+import stat
+from pathlib import Path
 
-from grader import gpucheck
+from grader import evidence, gpucheck
+from grader.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
+from grader.evidence.merge import join_sandbox, merge
+
+RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
+MACHINE = evidence.Machine(["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"], "nvcc",
+                           "abc1234", "2026-11-25", "16")
 
 
 def _sandbox(labs, code=0, full=True, seconds=100.0):
-    return {"exit_code": code, "seconds": seconds, "full_marks": full,
-            "labs_graded": list(labs), "output": f"graded {','.join(labs)}"}
+    return ScriptRun(exit_code=code, seconds=seconds, full_marks=full,
+                     labs_graded=list(labs), output=f"graded {','.join(labs)}")
 
 
 def test_merge_keeps_both_sandbox_runs(tmp_path):
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    first.write_text(json.dumps(
-        {"machine": {"gpu": "H200"}, "parts": ["sandbox"], "seconds": 300.0,
-         "sandbox": _sandbox(["01_cpu_baseline", "02_interleaved"])}))
-    second.write_text(json.dumps(
-        {"machine": {"gpu": "H200"}, "parts": ["sandbox"], "seconds": 280.0,
-         "sandbox": _sandbox(["03_strided_index"], code=1, full=False)}))
-    merged = gpucheck.merge([first, second])
-    box = merged["sandbox"]
-    assert [r["labs_graded"] for r in box["runs"]] == [
+    evidence.dump(GpuCheck(MACHINE, parts=["sandbox"], seconds=300.0,
+                           sandbox=_sandbox(["01_cpu_baseline", "02_interleaved"])), first)
+    evidence.dump(GpuCheck(MACHINE, parts=["sandbox"], seconds=280.0,
+                           sandbox=_sandbox(["03_strided_index"], code=1, full=False)), second)
+    merged = merge([first, second])
+    box = merged.sandbox
+    assert [r.labs_graded for r in box.batches] == [
         ["01_cpu_baseline", "02_interleaved"], ["03_strided_index"]]
-    assert box["labs_graded"] == ["01_cpu_baseline", "02_interleaved", "03_strided_index"]
+    assert box.labs_graded == ["01_cpu_baseline", "02_interleaved", "03_strided_index"]
     # One run short of full marks makes the whole part fail.
-    assert box["exit_code"] == 1 and box["full_marks"] is False
-    assert merged["seconds"] == 580.0
+    assert box.exit_code == 1 and box.full_marks is False
+    assert merged.seconds == 580.0
 
 
 def test_three_runs_join_in_order():
     runs = [_sandbox([lab]) for lab in ("01_cpu_baseline", "02_interleaved", "03_strided_index")]
-    joined = gpucheck._join_sandbox(gpucheck._join_sandbox(runs[0], runs[1]), runs[2])
-    assert len(joined["runs"]) == 3 and joined["full_marks"] and joined["exit_code"] == 0
+    joined = join_sandbox(join_sandbox(runs[0], runs[1]), runs[2])
+    assert len(joined.batches) == 3 and joined.full_marks and joined.exit_code == 0
+
+
+def test_a_batch_that_did_not_end_fails_the_join():
+    joined = join_sandbox(_sandbox(["01_cpu_baseline"]),
+                                    _sandbox(["02_interleaved"], code=None))
+    assert joined.exit_code == 1
+
+
+def test_merging_the_two_committed_calls_gives_the_committed_run():
+    # README: h200/gpucheck.json is bench-fac4fd8.json and labs-fac4fd8.json joined.
+    merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json"])
+    assert merged == evidence.load(RUNS / "gpucheck.json", GpuCheck)
+
+
+def test_the_summary_of_the_committed_run():
+    table = gpucheck.summary_table(evidence.load(RUNS / "gpucheck.json", GpuCheck))
+    assert "commit fac4fd8" in table
+    row = next(line for line in table.splitlines() if line.startswith("09_shuffle_vector_loads"))
+    assert "276/276" in row and "fails:not_implemented" in row and "4464" in row
+    assert "meson suites skeletons/mutants/peers/harness: 45 passed, 0 failed" in table
+
+
+def _fake_bench(tmp_path: Path, body: str) -> Path:
+    """A bench program that writes `body` as its report to --json=FILE."""
+    exe = tmp_path / "bench-02_interleaved"
+    exe.write_text("#!/bin/sh\nfor a in \"$@\"; do case $a in --json=*) "
+                   f"printf '%s' '{body}' > \"${{a#--json=}}\";; esac; done\necho measured\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_a_bench_report_becomes_a_typed_run(tmp_path):
+    report = {"name": "02_interleaved", "contract": "sum", "device": "X", "ceiling_gbps": 4000.0,
+              "theoretical_gbps": 4800.0, "sizes": [
+                  {"log2n": 26, "n": 1 << 26, "status": "ok", "gbps": 900.0, "median_ms": 0.3,
+                   "cub_gbps": 3600.0, "cub_median_ms": 0.07, "launch_us": 4.0,
+                   "floor_us": 5.0, "detail": ""}]}
+    run = gpucheck.bench(_fake_bench(tmp_path, json.dumps(report)), tmp_path)
+    assert run.exit_code == 0 and not run.timed_out and "measured" in run.output
+    assert run.sizes[0].gbps == 900.0 and run.at(26).cub_gbps == 3600.0
+    assert gpucheck.cub_check(run).sizes[26].ratio == 0.25
+
+
+def test_a_report_off_the_schema_is_kept_with_why(tmp_path):
+    run = gpucheck.bench(_fake_bench(tmp_path, '{"sizes": [], "new_key": 1}'), tmp_path)
+    assert run.sizes == [] and "report not read" in run.output and "new_key" in run.output
+
+
+def test_anchor_check_requires_only_the_anchored_sizes():
+    run = BenchRun([BenchSize(26, 1 << 26, "ok", gbps=800.0),
+                    BenchSize(28, 1 << 28, "ok", gbps=950.0)])
+    check = gpucheck.anchor_check(run, {26: 1000.0, 28: 1000.0})
+    assert not check.meets_required_share and check.sizes[26].share == 0.8
+    assert gpucheck.anchor_check(run, {28: 1000.0}).meets_required_share
+    assert gpucheck.anchor_check(run, {}).required_sizes == []
 
 
 def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
@@ -41,3 +102,16 @@ def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
     assert code != 0
     assert "unknown lab '99'" in capsys.readouterr().err
     assert not (tmp_path / "gpucheck.json").exists()
+
+
+def test_bench_plots_the_committed_benches(tmp_path):
+    import pytest
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed: no plots")
+    from grader import bench
+    run = evidence.load(RUNS / "bench-fac4fd8.json", GpuCheck)
+    results = {name: b for e in (run.labs or {}).values() for name, b in e.bench.items()}
+    written = bench.plot(results, tmp_path)
+    assert sorted(p.name for p in written) == [
+        "bandwidth_vs_size.png", "bandwidth_vs_size.svg",
+        "fraction_of_ceiling.png", "fraction_of_ceiling.svg"]
+    assert all(p.stat().st_size > 1000 for p in written)
