@@ -28,19 +28,6 @@ class Result:
                                      m.b.owner))
 
 
-def _explain_by_sources(run: Run) -> None:
-    """Twelve students who each copied the reference are 66 pairs of students
-    that say nothing more: such a pair is marked with the source both match."""
-    sources: dict[str, set[str]] = {}
-    for m in run.matches:
-        if m.flagged and m.b.kind != "student":
-            sources.setdefault(m.a.owner, set()).add(m.b.owner)
-    for m in run.matches:
-        if m.flagged and m.b.kind == "student":
-            common = sources.get(m.a.owner, set()) & sources.get(m.b.owner, set())
-            m.via = min(common) if common else None
-
-
 def analyse(specs: dict[str, str], course: labmeta.Course, corpus: Sequence[Path] = (),
             settings: Settings = Settings(), solutions: Path = documents.REPO / "solutions",
             skeletons: Path = documents.REPO / "labs") -> Result:
@@ -72,5 +59,4 @@ def analyse_documents(students: list[documents.Document], course: labmeta.Course
         runs[lab.id] = compare.compare_lab(
             lab.id, [d for d in students if d.lab == lab.id],
             [d for d in known if d.lab in (lab.id, None)], hashes, settings)
-        _explain_by_sources(runs[lab.id])
     return Result(runs, notes, time.perf_counter() - start, len(known))

@@ -10,9 +10,10 @@ compare_files, which finds the matching spans and so the lines to show).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import copydetect.utils
 import numpy as np
@@ -43,10 +44,27 @@ class Match:
     b: Document               # a student, the reference or a corpus file
     score: float              # the share of the copied code found in the other
     matched: int              # normalised characters matched, on a's side
-    a_lines: dict[int, set[int]] = field(default_factory=dict)
-    b_lines: dict[int, set[int]] = field(default_factory=dict)
     flagged: bool = False
     via: str | None = None    # two students who both match this known source: shown under it
+    # copydetect's matching spans of the normalised text, [starts, ends] per side
+    spans: tuple[np.ndarray, np.ndarray] | None = None
+
+    @functools.cached_property
+    def a_lines(self) -> dict[int, set[int]]:
+        """part index -> source lines of a in the match (found when shown)."""
+        return _lines(self.a, self.spans[0]) if self.spans is not None else {}
+
+    @functools.cached_property
+    def b_lines(self) -> dict[int, set[int]]:
+        return _lines(self.b, self.spans[1]) if self.spans is not None else {}
+
+
+def _lines(doc: Document, spans: np.ndarray) -> dict[int, set[int]]:
+    out: dict[int, set[int]] = {}
+    for begin, end in zip(*spans):
+        for k, found in doc.lines_of(int(begin), int(end)).items():
+            out.setdefault(k, set()).update(found)
+    return out
 
 
 @dataclass
@@ -110,42 +128,60 @@ def _shared_counts(fps: list[CodeFingerprint]) -> np.ndarray:
 def compare_lab(lab: str, students: list[Document], known: list[Document],
                 boilerplate: np.ndarray, settings: Settings) -> Run:
     docs, fps = [], []
+    by_text: dict[str, CodeFingerprint | None] = {}
     for doc in students + known:
-        fp = fingerprint(doc, boilerplate)
-        if fp is not None:
+        text = doc.text
+        if text not in by_text:       # a copy without a disguise, a skeleton: made once
+            by_text[text] = fingerprint(doc, boilerplate)
+        if (fp := by_text[text]) is not None:
             docs.append(doc)
             fps.append(fp)
     n_students = sum(1 for d in docs if d.kind == "student")
-    n_known = len(docs) - n_students
-    pairs = n_students * (n_students - 1) // 2 + n_students * n_known
+    pairs = n_students * (n_students - 1) // 2 + n_students * (len(docs) - n_students)
     if not docs:
         return Run([], 0, 0, 0)
     shared = _shared_counts(fps)
     sizes = np.array([len(fp.hashes) for fp in fps], dtype=np.float32)
-    smaller = np.minimum.outer(sizes, sizes)
-    enough = shared >= settings.prefilter * settings.threshold * smaller
-    matches = []
+    estimate = shared / np.minimum.outer(sizes, sizes)
+    enough = estimate >= settings.prefilter * settings.threshold
+    cache: dict[tuple[str, str], tuple] = {}
+    matches, compared = [], 0
+    # Students against known sources first: it says which students match one.
+    sources: dict[int, set[str]] = {}
     for i in range(n_students):
-        for j in np.nonzero(enough[i])[0]:
-            if j > i:
-                matches.append(_compare(lab, docs[i], fps[i], docs[j], fps[j], settings))
-    return Run(matches, n_students, pairs, len(matches))
+        for j in np.nonzero(enough[i, n_students:])[0] + n_students:
+            m = _compare(lab, docs[i], fps[i], docs[j], fps[j], settings, cache)
+            compared += 1
+            matches.append(m)
+            if m.flagged:
+                sources.setdefault(i, set()).add(docs[j].owner)
+    for i in range(n_students):
+        for j in np.nonzero(enough[i, i + 1:n_students])[0] + i + 1:
+            common = sources.get(i, set()) & sources.get(int(j), set())
+            if common and estimate[i, j] >= settings.threshold:
+                # Both copied one known source: the pair says nothing more, and
+                # it is not compared in full (12 copies are 66 such pairs a lab).
+                matches.append(Match(lab, docs[i], docs[j], float(estimate[i, j]), 0,
+                                     flagged=True, via=min(common)))
+                continue
+            matches.append(_compare(lab, docs[i], fps[i], docs[j], fps[j], settings, cache))
+            compared += 1
+    return Run(matches, n_students, pairs, compared)
 
 
 def _compare(lab: str, a: Document, fa: CodeFingerprint, b: Document, fb: CodeFingerprint,
-             settings: Settings) -> Match:
-    _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(fa, fb)
+             settings: Settings, cache: dict[tuple[str, str], tuple]) -> Match:
+    key = (a.text, b.text)
+    if key not in cache:    # two pairs of the same normalised texts match alike
+        cache[key] = compare_files(fa, fb)
+    _, (sim_a, sim_b), spans = cache[key]
     # Against a known source, what counts is how much of the student's code
     # is in it; between two students, either may be the copy.
     score = float(sim_a if b.kind != "student" else max(sim_a, sim_b))
-    m = Match(lab, a, b, score, 0)
-    if np.ndim(slices_a) != 2:    # nothing in common: copydetect gives empty arrays
-        m.flagged = score >= settings.threshold and settings.min_match <= 0
-        return m
-    m.matched = int(np.sum(slices_a[1] - slices_a[0]))
-    for doc, slices, lines in ((a, slices_a, m.a_lines), (b, slices_b, m.b_lines)):
-        for begin, end in zip(*slices):
-            for k, found in doc.lines_of(int(begin), int(end)).items():
-                lines.setdefault(k, set()).update(found)
-    m.flagged = score >= settings.threshold and m.matched >= settings.min_match
-    return m
+    if np.ndim(spans[0]) != 2:    # nothing in common: copydetect gives empty arrays
+        return Match(lab, a, b, score, 0, flagged=score >= settings.threshold
+                     and settings.min_match <= 0)
+    matched = int(np.sum(spans[0][1] - spans[0][0]))
+    return Match(lab, a, b, score, matched,
+                 flagged=score >= settings.threshold and matched >= settings.min_match,
+                 spans=spans)
