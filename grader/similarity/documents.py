@@ -165,7 +165,10 @@ def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Documen
             if lab is not None and not (name in lab.files and _has_fences(text)):
                 lab = None
             if lab is not None:
-                owner = str(path.parent.parent.relative_to(folder.parent))
+                holder = path.parent.parent    # a submission's folder, above its labs/
+                if holder.name == "labs" and holder != folder:
+                    holder = holder.parent
+                owner = str(holder.relative_to(folder.parent))
                 grouped.setdefault((owner, lab.id), {})[name] = text
                 continue
             norm = normalise(text, language_of(name))
