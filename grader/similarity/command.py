@@ -7,6 +7,7 @@ read for this and never written."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import sys
 from pathlib import Path
 
@@ -50,7 +51,8 @@ def run(out: Path, corpus: list[Path], threshold: float | None, min_match: int |
     results = _graded(out)
     specs = {r.origin: r.student for r in results if r.origin}
     result = analyse.analyse(specs, course, corpus, settings)
-    summary = {"settings": {"threshold": settings.threshold, "min_match": settings.min_match,
+    when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    summary = {"when": when, "students": len(specs), "settings": {"threshold": settings.threshold, "min_match": settings.min_match,
                             "k": compare.K, "window": compare.WINDOW},
                "known": result.known, "corpus": [str(c) for c in corpus],
                "seconds": round(result.seconds, 2), "notes": result.notes,

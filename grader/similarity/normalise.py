@@ -12,6 +12,7 @@ student's own lines.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass
 
@@ -42,7 +43,6 @@ class Normalised:
 
     def lines_of(self, begin: int, end: int) -> set[int]:
         """The source lines behind text[begin:end]."""
-        import bisect
         out: set[int] = set()
         k = max(0, bisect.bisect_right(self.starts, begin) - 1)
         while k < len(self.starts) and self.starts[k] < end:
@@ -101,6 +101,9 @@ def _shown(kind, value: str) -> str:
 
 
 def _statement(toks: list) -> Statement:
+    # A heuristic, not a compiler: a write through a pointer (`*p = x`) goes
+    # unseen. A copy and its source are ordered by the same rule, which is all
+    # a similarity check needs; a wrong order costs a few fingerprints, no more.
     names = {v for j, (k, v, _) in enumerate(toks)
              if k in token.Name and not _kept(v, k) and (j == 0 or toks[j - 1][1] not in (".", "->"))}
     writes: set[str] = set()

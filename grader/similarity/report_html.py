@@ -104,7 +104,6 @@ def summary_json(flagged: list[Match], summary: dict) -> str:
 
 
 SECTION_ROWS = 30     # the class report lists the first pairs; similarity.html has them all
-_KNOWN = {"reference": "the solution: ", "corpus": "corpus file "}
 
 
 def report_section(out: Path) -> str:
@@ -122,13 +121,17 @@ def report_section(out: Path) -> str:
                 "student with the reference solutions.</p></section>")
     rows = [f"<tr><td>{html.escape(str(p['lab']))}<td>{_student_link(str(p['student']))}<td>"
             + (_student_link(str(p["other"])) if p.get("other_kind") == "student"
-               else html.escape(_KNOWN.get(str(p.get("other_kind")), "") + str(p["other"])))
+               else "the reference solution" if p.get("other_kind") == "reference"
+               else "corpus file " + html.escape(str(p["other"])))
             + f"<td><a href='similarity.html#pair-{k}'>{float(p['score']):.0%}</a>"
             for k, p in enumerate(pairs[:SECTION_ROWS], 1)]
     more = f"<p>... and {len(pairs) - SECTION_ROWS} more in similarity.html.</p>" \
         if len(pairs) > SECTION_ROWS else ""
     table = ("<table><tr><th>lab<th>student<th>matches<th>score" + "".join(rows) + "</table>"
              + more if rows else "")
+    # A later batch in the same folder keeps this file: say which run it is.
+    when = f" (run {html.escape(str(data.get('when', '?')))} over {data.get('students', '?')} " \
+        "students; run it again after grading more)"
     return (head + f"<p class=note>{html.escape(NOT_A_GRADE)}</p><p>{len(pairs)} pair(s) at or "
-            f"above {threshold:.0%}: each opens side by side, the matching lines marked, in "
-            "<a href='similarity.html'>similarity.html</a>.</p>" + table + "</section>")
+            f"above {threshold:.0%}{when}: each opens side by side, the matching lines marked, "
+            "in <a href='similarity.html'>similarity.html</a>.</p>" + table + "</section>")
