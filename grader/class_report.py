@@ -16,6 +16,7 @@ from pathlib import Path
 from . import store
 from .feedback import StudentResult
 from .labmeta import Lab
+from .similarity.report_html import report_section
 
 STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
@@ -25,11 +26,11 @@ section{margin-bottom:2.5em}"""
 
 def write(out: Path, results: list[StudentResult], labs: list[Lab]) -> Path:
     path = out / "report.html"
-    store.write_atomic(path, render(results, labs))
+    store.write_atomic(path, render(results, labs, report_section(out)))
     return path
 
 
-def render(results: list[StudentResult], labs: list[Lab]) -> str:
+def render(results: list[StudentResult], labs: list[Lab], similarity: str = "") -> str:
     results = sorted(results, key=lambda r: r.student)
     not_graded = [r for r in results if r.error]
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Class report</title>"
@@ -39,6 +40,7 @@ def render(results: list[StudentResult], labs: list[Lab]) -> str:
                 + ", ".join(_student(r) for r in not_graded) if not_graded else "") + ".</p>"]
     for lab in labs:
         parts.append(_lab_section(lab, [r for r in results if not r.error]))
+    parts.append(similarity)
     parts.append(_students_table(results, labs))
     return "\n".join(parts) + "\n</html>\n"
 

@@ -124,6 +124,11 @@ def _selftest(args: argparse.Namespace) -> int:
     return selftest.run(build_dir=args.build_dir, options=args.meson_option or [])
 
 
+def _similarity(args: argparse.Namespace) -> int:
+    from .similarity import command
+    return command.run(args.out, args.corpus or [], args.threshold, args.min_match, args.lab)
+
+
 def _gpucheck(args: argparse.Namespace) -> int:
     from . import gpucheck
     if args.merge:
@@ -256,6 +261,19 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-D", dest="meson_option", action="append", metavar="OPTION=VALUE",
                    help="passed to meson setup, e.g. -D gpu_arch=sm_90")
     s.set_defaults(func=_selftest)
+
+    m = sub.add_parser("similarity", help="(instructor) pairs of students, and students and "
+                                          "known code, whose fenced code is alike; never a grade")
+    m.add_argument("out", type=Path, help="the --out folder of a batch")
+    m.add_argument("--corpus", type=Path, action="append", metavar="DIR",
+                   help="code to compare every student with besides the reference solutions: "
+                        "last term's submissions, public kernels dropped in a folder (repeatable)")
+    m.add_argument("--threshold", type=float, help="share of one side's code found in the "
+                                                    "other that flags a pair (default 0.8)")
+    m.add_argument("--min-match", type=int, help="normalised characters matched, at least "
+                                                 "(default 60)")
+    m.add_argument("--lab", action="append", help="only these labs (repeatable)")
+    m.set_defaults(func=_similarity)
 
     c = sub.add_parser("gpucheck", help="on a GPU machine: build everything, run every test "
                                         "and benchmark, write JSON evidence")

@@ -12,7 +12,8 @@ error, no copying of the working tree as a fallback).
 
 Left out of the commit's files: the reference solutions and the hidden tests
 (mutants, the tuning sweeps, the class of buggy submissions, the sandbox
-escapes, the grader's own tests, CI): LEFT_OUT, marked `export-ignore` in
+escapes, the similarity fixtures with their honest solutions, the grader's
+own tests, CI): LEFT_OUT, marked `export-ignore` in
 .gitattributes and also dropped here by name, so the rule holds for a commit
 whose .gitattributes lacks them. The course GPU's thresholds are those of
 grader/labs.toml at HEAD. Then grading is checked in the copy itself: lab 01
@@ -33,7 +34,7 @@ from . import tools
 # Paths (relative to the repository root) that never reach a release; ".git"
 # stays last (the release gets a .git of its own).
 LEFT_OUT = ("solutions", "tests/mutants", "tests/tuning", "tests/submissions", "tests/escapes",
-            "grader/tests", ".ci", ".gitattributes", ".git")
+            "tests/similarity", "grader/tests", ".ci", ".gitattributes", ".git")
 
 _NOT_GIT = ("{repo} is not a git checkout ({why}): a release is built from the committed "
             "files (git archive HEAD), never from the working tree; run release in a clone "

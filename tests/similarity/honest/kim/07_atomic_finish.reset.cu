@@ -1,0 +1,1 @@
+  CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int), stream));
