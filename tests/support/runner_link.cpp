@@ -124,6 +124,9 @@ Ids lookup_user(const std::string& name) {
                               char* const* envp) {
   setsid();
   const int null = open("/dev/null", O_RDONLY);
+  // Left as written: clang-format would indent the comment before the #ifdef to
+  // the depth of the _exit above it.
+  // clang-format off
   if (dup2(null, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0 ||
       dup2(socket, wire::kRunnerFd) < 0)
     _exit(126);
@@ -132,6 +135,7 @@ Ids lookup_user(const std::string& name) {
   if (syscall(SYS_close_range, wire::kRunnerFd + 1, ~0U, 0) != 0)
 #endif
     for (int fd = wire::kRunnerFd + 1; fd < 65536; ++fd) close(fd);
+  // clang-format on
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   const rlimit files{static_cast<rlim_t>(file_cap), static_cast<rlim_t>(file_cap)};
@@ -238,7 +242,7 @@ void RunnerLink::start() {
       std::make_unique<OutputDrain>(out[0], pid, options_.echo_cap, options_.output_cap);
 
   wire::Reply hello;
-  struct pollfd p{process_->socket, POLLIN, 0};
+  pollfd p{process_->socket, POLLIN, 0};
   int ready;
   do {
     ready = poll(&p, 1, static_cast<int>(options_.start_timeout_s * 1000));
@@ -309,7 +313,7 @@ void RunnerLink::request(void* raw, int fd, void* raw_reply, double timeout_s) {
   q->magic = wire::kMagic;
   q->seq = ++seq_;
   if (!wire::send_record(process_->socket, q, sizeof *q, fd)) died("while receiving a request");
-  struct pollfd p{process_->socket, POLLIN, 0};
+  pollfd p{process_->socket, POLLIN, 0};
   const auto t0 = Clock::now();
   for (;;) {
     const double left = timeout_s - seconds_since(t0);
