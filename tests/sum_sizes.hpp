@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-
 namespace lab::test {
 
 inline const std::vector<std::size_t>& edge_sizes() {

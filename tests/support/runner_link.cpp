@@ -43,7 +43,8 @@ std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(sig));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(sig));
   }
   return "ended (status " + std::to_string(status) + ")";
 }
@@ -162,7 +163,7 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 std::vector<std::string> runner_environment(const std::string& workdir) {
   std::vector<std::string> env = {"PATH=/usr/local/cuda/bin:/usr/bin:/bin", "HOME=" + workdir,
-                                   "TMPDIR=" + workdir, "LANG=C.UTF-8"};
+                                  "TMPDIR=" + workdir, "LANG=C.UTF-8"};
   // Only what the runner needs to reach its GPU and the driver's libraries.
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
@@ -365,9 +366,10 @@ void RunnerLink::reap(bool kill_first) {
   }
   int status = 0;
   if (waitpid(process_->pid, &status, 0) == process_->pid) {
-    last_exit_ = WIFEXITED(status)
-                     ? "{\"code\":" + std::to_string(WEXITSTATUS(status)) + "}"
-                     : "{\"signal\":" + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "}";
+    last_exit_ =
+        WIFEXITED(status)
+            ? "{\"code\":" + std::to_string(WEXITSTATUS(status)) + "}"
+            : "{\"signal\":" + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "}";
   }
   close(process_->socket);
   // Anything it left behind was re-parented here: kill it before the drain
@@ -388,7 +390,8 @@ void RunnerLink::stop() {
     const auto t0 = Clock::now();
     siginfo_t info{};
     while (seconds_since(t0) < options_.call_timeout_s &&
-           waitid(P_PID, static_cast<id_t>(process_->pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           waitid(P_PID, static_cast<id_t>(process_->pid), &info, WEXITED | WNOHANG | WNOWAIT) ==
+               0 &&
            info.si_pid == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     reap(info.si_pid == 0);
@@ -450,7 +453,8 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
       reap(false);  // it exits by itself after this reply
       throw RunnerError("cuda_error", message);
     }
-    case wire::Status::kException: throw RunnerError("exception", "the lab's code threw " + message);
+    case wire::Status::kException:
+      throw RunnerError("exception", "the lab's code threw " + message);
     default: throw RunnerError("runner_error", "the runner refused the call: " + message);
   }
 }
