@@ -11,8 +11,8 @@
 namespace lab {
 
 struct BenchConfig {
-  int samples = 9;              // median of this many batches
-  double min_batch_ms = 5.0;    // a batch repeats calls until it lasts about this long
+  int samples = 9;            // median of this many batches
+  double min_batch_ms = 5.0;  // a batch repeats calls until it lasts about this long
   int max_calls_per_batch = 1 << 14;
 };
 
@@ -33,7 +33,8 @@ class WallTimer {
   WallTimer() : t0_(std::chrono::steady_clock::now()) {}
   void restart() { t0_ = std::chrono::steady_clock::now(); }
   double ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_)
+        .count();
   }
 
  private:

@@ -34,8 +34,8 @@ double launch_floor_ms(cudaStream_t stream, const BenchConfig& config) {
 }
 
 std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_bytes) {
-  const std::size_t at_least = std::max<std::size_t>(std::size_t{1} << 26,
-                                                     8 * info.l2_bytes / element_bytes);
+  const std::size_t at_least =
+      std::max<std::size_t>(std::size_t{1} << 26, 8 * info.l2_bytes / element_bytes);
   std::size_t n = 1;
   while (n < at_least) n <<= 1;
   return n;
@@ -43,7 +43,8 @@ std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_
 
 std::size_t rotation_count(std::size_t input_bytes, const DeviceInfo& info) {
   const std::size_t working_set = 8 * info.l2_bytes;
-  const std::size_t copies = (working_set + input_bytes - 1) / std::max<std::size_t>(input_bytes, 1);
+  const std::size_t copies =
+      (working_set + input_bytes - 1) / std::max<std::size_t>(input_bytes, 1);
   return std::max<std::size_t>(2, copies);
 }
 

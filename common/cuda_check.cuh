@@ -21,18 +21,17 @@ class CudaError : public std::runtime_error {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t code, const char* call, const char* file,
                                           int line) {
-  throw CudaError(code, std::string(file) + ":" + std::to_string(line) + ": " + call +
-                            " failed: " + cudaGetErrorName(code) + " (" +
-                            cudaGetErrorString(code) + ")");
+  throw CudaError(code, std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " +
+                            cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
 }
 
 }  // namespace lab
 
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    const cudaError_t lab_cuda_status_ = (call);                              \
-    if (lab_cuda_status_ != cudaSuccess)                                      \
-      ::lab::throw_cuda_error(lab_cuda_status_, #call, __FILE__, __LINE__);   \
+#define CUDA_CHECK(call)                                                    \
+  do {                                                                      \
+    const cudaError_t lab_cuda_status_ = (call);                            \
+    if (lab_cuda_status_ != cudaSuccess)                                    \
+      ::lab::throw_cuda_error(lab_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After every <<<...>>>: a bad launch configuration is reported here, at the

@@ -30,7 +30,8 @@ DeviceInfo query_device(int ordinal) {
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   info.global_mem_bytes = prop.totalGlobalMem;
   CUDA_CHECK(cudaDeviceGetAttribute(&info.mem_clock_khz, cudaDevAttrMemoryClockRate, ordinal));
-  CUDA_CHECK(cudaDeviceGetAttribute(&info.bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal));
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&info.bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal));
   CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   std::size_t total = 0;

@@ -17,16 +17,16 @@ namespace lab {
 // so the GPU's generator (where the compiler may fuse a multiply and an add) and
 // the CPU's reference produce the same bits.
 enum class FloatPattern : int {
-  kRandom,        // uniform in [-1024, 1024)
-  kAllNegative,   // uniform in [-1025, -1)
-  kPosInf,        // random, one +inf
-  kNegInf,        // random, one -inf
-  kAllNegInf,     // every element -inf: the max is -inf
-  kNaN,           // random, one NaN: the max is NaN
-  kSignedZeros,   // -0.0 and +0.0 mixed, at least one +0.0: the max is +0.0
-  kNegativeZeros, // every element -0.0: the max is -0.0
-  kAscending,     // element i is i: every block's max sits in its last threads, so
-                  // it must travel the whole tree (a missing barrier loses it)
+  kRandom,         // uniform in [-1024, 1024)
+  kAllNegative,    // uniform in [-1025, -1)
+  kPosInf,         // random, one +inf
+  kNegInf,         // random, one -inf
+  kAllNegInf,      // every element -inf: the max is -inf
+  kNaN,            // random, one NaN: the max is NaN
+  kSignedZeros,    // -0.0 and +0.0 mixed, at least one +0.0: the max is +0.0
+  kNegativeZeros,  // every element -0.0: the max is -0.0
+  kAscending,      // element i is i: every block's max sits in its last threads, so
+                   // it must travel the whole tree (a missing barrier loses it)
 };
 
 inline const char* pattern_name(FloatPattern p) {
@@ -54,7 +54,7 @@ struct FloatInput {
 
   LAB_HOST_DEVICE float at(std::size_t i) const {
     const std::uint64_t h = mix64(seed ^ mix64(i));
-    const int k = static_cast<int>(h >> 43);  // 21 random bits
+    const int k = static_cast<int>(h >> 43);                          // 21 random bits
     const float value = static_cast<float>(k - (1 << 20)) / 1024.0f;  // exact
     switch (pattern) {
       case FloatPattern::kAllNegative: return -1.0f - static_cast<float>(k) / 2048.0f;  // exact

@@ -27,9 +27,7 @@ __int128 exact_sum_fixed(const SumInput& input) {
   return total;
 }
 
-double fixed_to_double(__int128 v) {
-  return std::ldexp(static_cast<double>(v), -kFixedPointBits);
-}
+double fixed_to_double(__int128 v) { return std::ldexp(static_cast<double>(v), -kFixedPointBits); }
 
 double error_of(float got, __int128 exact) {
   if (!std::isfinite(got)) return INFINITY;

@@ -34,7 +34,8 @@ inline const char* pattern_name(SumPattern p) {
 
 LAB_HOST_DEVICE inline float float_from_parts(bool negative, int exponent, std::uint32_t frac23) {
   const std::uint32_t bits = (negative ? 0x80000000u : 0u) |
-                             (static_cast<std::uint32_t>(exponent + 127) << 23) | (frac23 & 0x7fffffu);
+                             (static_cast<std::uint32_t>(exponent + 127) << 23) |
+                             (frac23 & 0x7fffffu);
   float f;
   memcpy(&f, &bits, sizeof f);
   return f;

@@ -56,8 +56,8 @@ __global__ void count_changes_kernel(const T* data, std::size_t n, Input input,
 template <class T, class Input>
 void generate(T* out, std::size_t n, const Input& input, cudaStream_t stream) {
   if (n == 0) return;
-  detail::generate_kernel<<<detail::kGenerateBlocks, detail::kGenerateThreads, 0, stream>>>(
-      out, n, input);
+  detail::generate_kernel<<<detail::kGenerateBlocks, detail::kGenerateThreads, 0, stream>>>(out, n,
+                                                                                            input);
   CUDA_CHECK_LAUNCH();
 }
 

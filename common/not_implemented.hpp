@@ -9,8 +9,7 @@ namespace lab {
 
 class NotImplemented : public std::logic_error {
  public:
-  explicit NotImplemented(const std::string& what)
-      : std::logic_error("not implemented: " + what) {}
+  explicit NotImplemented(const std::string& what) : std::logic_error("not implemented: " + what) {}
 };
 
 }  // namespace lab

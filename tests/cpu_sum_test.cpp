@@ -118,7 +118,8 @@ void check_cpu_sum(std::size_t n, IntPattern pattern) {
         const std::int64_t diff = std::int64_t{got} - expected;
         if (diff > 0 && diff % kGuardAfter == 0) {
           f.hint = hint::kReadPastEnd;
-          f.explain = "too large by a multiple of the guard value after the input: read past in[n-1]";
+          f.explain =
+              "too large by a multiple of the guard value after the input: read past in[n-1]";
         } else if (diff % kGuardBefore == 0) {
           f.hint = hint::kReadBeforeStart;
           f.explain = "off by a multiple of the guard value before the input: read before in[0]";
@@ -130,8 +131,8 @@ void check_cpu_sum(std::size_t n, IntPattern pattern) {
           if (n % 2 == 1 && v.fn == Fn::kCpuPairwise) {
             f.explain = "odd n: halving drops the last element unless it is carried over";
           } else if (v.fn == Fn::kCpuThreads) {
-            f.explain = "off by " + std::to_string(diff) + " with " +
-                        std::to_string(v.threads) + " threads and n = " + std::to_string(n) +
+            f.explain = "off by " + std::to_string(diff) + " with " + std::to_string(v.threads) +
+                        " threads and n = " + std::to_string(n) +
                         ": the slices do not cover the input exactly (a slice size that "
                         "rounds down loses the remainder; one that overlaps counts twice)";
           } else {
@@ -183,7 +184,9 @@ void check_cpu_sum(std::size_t n, IntPattern pattern) {
 // The int patterns and sizes of the GPU sum labs.
 struct CpuSumCases {
   using Pattern = IntPattern;
-  static std::vector<Pattern> patterns() { return {std::begin(kIntPatterns), std::end(kIntPatterns)}; }
+  static std::vector<Pattern> patterns() {
+    return {std::begin(kIntPatterns), std::end(kIntPatterns)};
+  }
   static bool allowed(Pattern p, std::size_t n) { return int_pattern_allowed(p, n); }
 };
 

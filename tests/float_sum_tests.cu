@@ -34,7 +34,8 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
   const std::size_t n = std::size_t{1} << 24;
   // wide_sorted and wide_shuffled share a seed: the same values in two orders,
   // with one exact sum, so their errors differ by the order alone.
-  const SumPattern draw = c.pattern == SumPattern::kWideShuffled ? SumPattern::kWideSorted : c.pattern;
+  const SumPattern draw =
+      c.pattern == SumPattern::kWideShuffled ? SumPattern::kWideSorted : c.pattern;
   const std::uint64_t seed = case_seed(n, static_cast<std::uint64_t>(draw));
   const SumInput spec{c.pattern, seed, n};
   const __int128 exact = exact_sum_fixed(spec);
@@ -83,7 +84,8 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
     std::snprintf(e, sizeof e, "%.9g", exact_d);
     std::snprintf(g, sizeof g, "%.9g", got);
     report({n, pattern_name(c.pattern), seed, method_name(c.method), e, g, 1, hint::kInaccurate,
-            std::string(buf) + " ulps from the exact sum, over the limit (a relative error of 2^-22, "
+            std::string(buf) +
+                " ulps from the exact sum, over the limit (a relative error of 2^-22, "
                 "2 to 4 ulps): " +
                 (c.method == FloatSumMethod::kKahan
                      ? "check the compensation in add and the TwoSum in combine"
@@ -93,18 +95,19 @@ TEST_P(FloatSumAccuracy, AgainstExactSum) {
 
 std::vector<AccuracyCase> accuracy_cases() {
   std::vector<AccuracyCase> cases;
-  for (const SumPattern p : {SumPattern::kWideSorted, SumPattern::kWideShuffled, SumPattern::kCancellation})
+  for (const SumPattern p :
+       {SumPattern::kWideSorted, SumPattern::kWideShuffled, SumPattern::kCancellation})
     for (const FloatSumMethod m : {FloatSumMethod::kNaive, FloatSumMethod::kPairwise,
                                    FloatSumMethod::kKahan, FloatSumMethod::kDouble})
       cases.push_back({m, p});
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Hard, FloatSumAccuracy, ::testing::ValuesIn(accuracy_cases()),
-    [](const ::testing::TestParamInfo<AccuracyCase>& info) {
-      return std::string(method_name(info.param.method)) + "_" + pattern_name(info.param.pattern);
-    });
+INSTANTIATE_TEST_SUITE_P(Hard, FloatSumAccuracy, ::testing::ValuesIn(accuracy_cases()),
+                         [](const ::testing::TestParamInfo<AccuracyCase>& info) {
+                           return std::string(method_name(info.param.method)) + "_" +
+                                  pattern_name(info.param.pattern);
+                         });
 
 }  // namespace
 }  // namespace lab::test

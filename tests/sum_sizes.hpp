@@ -9,14 +9,16 @@
 #include <string>
 #include <vector>
 
-
 namespace lab::test {
 
 inline const std::vector<std::size_t>& edge_sizes() {
+  // A table, laid out by hand.
+  // clang-format off
   static const std::vector<std::size_t> sizes = {
       1,    2,    31,   32,   33,        255,       256,       257,        511,
       512,  513,  1000, 1023, 1024,      1025,      2049,      4097,       65537,
       1u << 20, (1u << 20) + 1, 10000000, 16777213 /* largest prime below 2^24 */};
+  // clang-format on
   return sizes;
 }
 

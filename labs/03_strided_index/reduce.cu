@@ -45,6 +45,6 @@ std::size_t sum_workspace_bytes(std::size_t n) {
 }
 
 void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStream_t stream) {
-  lab::run_tree_passes<int>(block_sum, kThreads, kThreads, in, n, out,
-                            static_cast<int*>(workspace), 0, stream);
+  lab::run_tree_passes<int>(block_sum, kThreads, kThreads, in, n, out, static_cast<int*>(workspace),
+                            0, stream);
 }

@@ -67,6 +67,6 @@ std::size_t sum_workspace_bytes(std::size_t n) {
 
 void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStream_t stream) {
   const unsigned blocks = n ? grid_blocks(n, lab::current_sm_count()) : 1;
-  lab::run_two_passes<int>(grid_sum, blocks, kThreads, in, n, out, static_cast<int*>(workspace),
-                           0, stream);
+  lab::run_two_passes<int>(grid_sum, blocks, kThreads, in, n, out, static_cast<int*>(workspace), 0,
+                           stream);
 }

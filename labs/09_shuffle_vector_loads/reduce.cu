@@ -55,7 +55,7 @@
 namespace lab09 {
 
 constexpr unsigned kThreads = 1024;
-constexpr int kLoads = 4;             // 16-byte loads in flight per thread
+constexpr int kLoads = 4;  // 16-byte loads in flight per thread
 // Two, not the four of the sweep (tests/gpu_runs/h200/vector-sum-sweep-3.txt):
 // with the one-launch finish, a second wave of blocks waits on the first's
 // atomics, and at 2^24 one wave is 6% faster for the max, 3% for the sum;
@@ -162,8 +162,8 @@ __device__ typename Op::T warp_reduce(typename Op::T v) {
 // One pass over in[0, n): each block combines its share and calls op.finish
 // once, from thread 0.
 template <class Op>
-__global__ void __launch_bounds__(kThreads) vector_reduce(const typename Op::T* __restrict__ in,
-                                                          std::size_t n, Op op) {
+__global__ void __launch_bounds__(kThreads)
+    vector_reduce(const typename Op::T* __restrict__ in, std::size_t n, Op op) {
   // ---- your code here (vector_reduce) ----
   // TODO: each block combines one contiguous share of in[0, n), read by 16-byte vector
   // loads, kLoads in flight per thread; thread 0 hands the block's result to op.finish
@@ -192,8 +192,8 @@ void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStr
     lab::store_value(out, 0, stream);
     return;
   }
-  vector_reduce<Sum><<<grid_blocks(n), kThreads, 0, stream>>>(
-      in, n, Sum{out, static_cast<Finish*>(workspace)});
+  vector_reduce<Sum>
+      <<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Sum{out, static_cast<Finish*>(workspace)});
   CUDA_CHECK_LAUNCH();
 }
 
@@ -204,7 +204,7 @@ void reduce_max(const float* in, std::size_t n, float* out, void* workspace, cud
     lab::store_value(out, -INFINITY, stream);
     return;
   }
-  vector_reduce<Max><<<grid_blocks(n), kThreads, 0, stream>>>(
-      in, n, Max{out, static_cast<Finish*>(workspace)});
+  vector_reduce<Max>
+      <<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Max{out, static_cast<Finish*>(workspace)});
   CUDA_CHECK_LAUNCH();
 }

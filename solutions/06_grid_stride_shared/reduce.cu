@@ -34,7 +34,8 @@ unsigned grid_blocks(std::size_t n, int sm_count) {
   // ---- your code here (grid_blocks) ----
   const std::size_t fill_the_gpu = std::size_t{8} * sm_count;
   const std::size_t one_element_per_thread = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(fill_the_gpu, one_element_per_thread)));
+  return static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min(fill_the_gpu, one_element_per_thread)));
   // ---- end ----
 }
 
@@ -75,6 +76,6 @@ std::size_t sum_workspace_bytes(std::size_t n) {
 
 void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStream_t stream) {
   const unsigned blocks = n ? grid_blocks(n, lab::current_sm_count()) : 1;
-  lab::run_two_passes<int>(grid_sum, blocks, kThreads, in, n, out, static_cast<int*>(workspace),
-                           0, stream);
+  lab::run_two_passes<int>(grid_sum, blocks, kThreads, in, n, out, static_cast<int*>(workspace), 0,
+                           stream);
 }

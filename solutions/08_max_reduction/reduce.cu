@@ -48,7 +48,8 @@ __global__ void grid_max(const float* __restrict__ in, std::size_t n,
   partial[threadIdx.x] = m;
   __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) partial[threadIdx.x] = lab::max_op(partial[threadIdx.x], partial[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      partial[threadIdx.x] = lab::max_op(partial[threadIdx.x], partial[threadIdx.x + s]);
     __syncthreads();
   }
   if (threadIdx.x == 0) block_maxes[blockIdx.x] = partial[0];

@@ -55,7 +55,7 @@
 namespace lab09 {
 
 constexpr unsigned kThreads = 1024;
-constexpr int kLoads = 4;             // 16-byte loads in flight per thread
+constexpr int kLoads = 4;  // 16-byte loads in flight per thread
 // Two, not the four of the sweep (tests/gpu_runs/h200/vector-sum-sweep-3.txt):
 // with the one-launch finish, a second wave of blocks waits on the first's
 // atomics, and at 2^24 one wave is 6% faster for the max, 3% for the sum;
@@ -157,8 +157,8 @@ __device__ typename Op::T warp_reduce(typename Op::T v) {
 // One pass over in[0, n): each block combines its share and calls op.finish
 // once, from thread 0.
 template <class Op>
-__global__ void __launch_bounds__(kThreads) vector_reduce(const typename Op::T* __restrict__ in,
-                                                          std::size_t n, Op op) {
+__global__ void __launch_bounds__(kThreads)
+    vector_reduce(const typename Op::T* __restrict__ in, std::size_t n, Op op) {
   // ---- your code here (vector_reduce) ----
   using T = typename Op::T;
   using Vec = typename Op::Vec;
@@ -173,8 +173,8 @@ __global__ void __launch_bounds__(kThreads) vector_reduce(const typename Op::T* 
   const std::size_t tile = std::size_t{kThreads} * kLoads;
   const std::size_t tiles_per_block = ((vectors + tile - 1) / tile + gridDim.x - 1) / gridDim.x;
   const std::size_t begin = blockIdx.x * tiles_per_block * tile;
-  const std::size_t end = begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile
-                                                                   : vectors;
+  const std::size_t end =
+      begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile : vectors;
   T v = Op::identity();
   std::size_t base = begin;
   for (; base + tile <= end; base += tile) {
@@ -218,8 +218,8 @@ void reduce_sum(const int* in, std::size_t n, int* out, void* workspace, cudaStr
     lab::store_value(out, 0, stream);
     return;
   }
-  vector_reduce<Sum><<<grid_blocks(n), kThreads, 0, stream>>>(
-      in, n, Sum{out, static_cast<Finish*>(workspace)});
+  vector_reduce<Sum>
+      <<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Sum{out, static_cast<Finish*>(workspace)});
   CUDA_CHECK_LAUNCH();
 }
 
@@ -230,7 +230,7 @@ void reduce_max(const float* in, std::size_t n, float* out, void* workspace, cud
     lab::store_value(out, -INFINITY, stream);
     return;
   }
-  vector_reduce<Max><<<grid_blocks(n), kThreads, 0, stream>>>(
-      in, n, Max{out, static_cast<Finish*>(workspace)});
+  vector_reduce<Max>
+      <<<grid_blocks(n), kThreads, 0, stream>>>(in, n, Max{out, static_cast<Finish*>(workspace)});
   CUDA_CHECK_LAUNCH();
 }

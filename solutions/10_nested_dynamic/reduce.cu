@@ -54,7 +54,8 @@ __global__ void nested_sum(const int* __restrict__ in, std::size_t n, int* parti
     const std::size_t blocks = gridDim.x;
     const unsigned next = static_cast<unsigned>((blocks + kThreads - 1) / kThreads);
     // Runs once every block of this grid has written its partial sum.
-    nested_sum<<<next, kThreads, 0, cudaStreamTailLaunch>>>(partials, blocks, partials + blocks, out);
+    nested_sum<<<next, kThreads, 0, cudaStreamTailLaunch>>>(partials, blocks, partials + blocks,
+                                                            out);
   }
   // ---- end ----
 }

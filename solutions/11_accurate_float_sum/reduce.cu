@@ -159,8 +159,8 @@ __global__ void __launch_bounds__(kVecThreads, 2)  // 2 blocks per SM: 32 regist
   const std::size_t tile = std::size_t{kVecThreads} * kVecLoads;
   const std::size_t tiles_per_block = ((vectors + tile - 1) / tile + gridDim.x - 1) / gridDim.x;
   const std::size_t begin = blockIdx.x * tiles_per_block * tile;
-  const std::size_t end = begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile
-                                                                   : vectors;
+  const std::size_t end =
+      begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile : vectors;
   // One accumulator: a second or a fourth (one per lane of a float4) breaks
   // TwoSum's chain of dependent additions, but takes the kernel past 32
   // registers, and 1024-thread blocks then fit once per SM instead of twice:

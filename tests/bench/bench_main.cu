@@ -44,7 +44,7 @@ namespace {
 struct Row {
   int log2n = 0;
   std::size_t n = 0;
-  std::string status = "ok";  // ok | wrong | no_memory
+  std::string status = "ok";                                 // ok | wrong | no_memory
   double gbps = 0, median_ms = 0, cub_gbps = 0, cub_ms = 0;  // the best round's medians
   double launch_ms = 0, floor_ms = 0;  // an empty kernel; it plus the bytes at theoretical speed
   std::string detail;
@@ -167,12 +167,11 @@ int profile_main(int log2n, const char* json_path) {
   const std::string status = profile_size(log2n, stream, &detail);
   std::printf("%s on %s: 2^%d elements, %s %s\n", BENCH_NAME, info.name.c_str(), log2n,
               status.c_str(), detail.c_str());
-  const std::string json = "{\"name\":" + lab::json_string(BENCH_NAME) +
-                           ",\"contract\":" + lab::json_string(Traits::kWhat) +
-                           ",\"device\":" + lab::json_string(info.name) +
-                           ",\"log2n\":" + std::to_string(log2n) +
-                           ",\"status\":" + lab::json_string(status) +
-                           ",\"detail\":" + lab::json_string(detail) + "}\n";
+  const std::string json =
+      "{\"name\":" + lab::json_string(BENCH_NAME) +
+      ",\"contract\":" + lab::json_string(Traits::kWhat) +
+      ",\"device\":" + lab::json_string(info.name) + ",\"log2n\":" + std::to_string(log2n) +
+      ",\"status\":" + lab::json_string(status) + ",\"detail\":" + lab::json_string(detail) + "}\n";
   if (json_path && !lab::write_report(json_path, json)) return 1;
   return status == "ok" ? 0 : 1;
 }
@@ -204,7 +203,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--sizes=LOG2,LOG2,...] [--json=FILE]\n"
-                   "       %s --profile=LOG2 [--json=FILE]\n", argv[0], argv[0]);
+                   "       %s --profile=LOG2 [--json=FILE]\n",
+                   argv[0], argv[0]);
       return 2;
     }
   }

@@ -53,8 +53,8 @@ void invoke(const Invocation& c, void* stream_ptr) {
 #endif
 #if LAB_HAS_MAX
     case Fn::kMax:
-      return reduce_max(static_cast<const float*>(c.in), c.n, static_cast<float*>(c.out),
-                        c.scratch, stream);
+      return reduce_max(static_cast<const float*>(c.in), c.n, static_cast<float*>(c.out), c.scratch,
+                        stream);
 #endif
 #if LAB_HAS_FLOAT_SUM
     case Fn::kFloatSum:

@@ -112,23 +112,16 @@ bool serve(const Request& q, int fd, Reply* r) {
       lab::runner::import_pool(fd);
       if (fd >= 0) close(fd);
       return true;
-    case Op::kMap:
-      map(q, fd, r);
-      return true;
-    case Op::kUnmap:
-      unmap(q);
-      return true;
+    case Op::kMap: map(q, fd, r); return true;
+    case Op::kUnmap: unmap(q); return true;
     case Op::kWorkspace: {
       const lab::wire::Call& c = q.calls[0];
       r->value = lab::test::direct::workspace_bytes(c.fn, c.arg, c.n);
       return true;
     }
-    case Op::kCalls:
-      return calls(q, r);
-    case Op::kBye:
-      std::exit(0);
-    default:
-      throw std::invalid_argument("unknown request");
+    case Op::kCalls: return calls(q, r);
+    case Op::kBye: std::exit(0);
+    default: throw std::invalid_argument("unknown request");
   }
 }
 
@@ -168,8 +161,8 @@ int main() {
     } catch (const std::exception& e) {
       const bool cuda = lab::runner::is_cuda_error(e);
       reply.status = cuda ? Status::kCudaError : Status::kException;
-      lab::wire::set_message(&reply, cuda ? std::string(e.what())
-                                          : std::string("exception: ") + e.what());
+      lab::wire::set_message(&reply,
+                             cuda ? std::string(e.what()) : std::string("exception: ") + e.what());
     } catch (...) {
       reply.status = Status::kException;
       lab::wire::set_message(&reply, "an exception that is not a std::exception");

@@ -38,7 +38,8 @@ struct WrongTimedCall {
 template <class C, class T>
 void apply(const typename PlantedCopies<C>::Write& w, T* copy) {
   if (w.restore)
-    CUDA_CHECK(cudaMemcpy(copy + w.restore_at, &w.restore_value, sizeof(T), cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(copy + w.restore_at, &w.restore_value, sizeof(T), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(copy + w.at, &w.value, sizeof(T), cudaMemcpyHostToDevice));
 }
 
@@ -80,7 +81,8 @@ void check_bandwidth() {
       const WallTimer timer;
       RunnerLink::get().run(calls);
       std::vector<T> got(static_cast<std::size_t>(count));
-      CUDA_CHECK(cudaMemcpy(got.data(), outs.get(), got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(
+          cudaMemcpy(got.data(), outs.get(), got.size() * sizeof(T), cudaMemcpyDeviceToHost));
       const double ms = timer.ms();
       for (std::size_t c = 0; c < got.size(); ++c)
         if (!C::same(got[c], planted.expected(c)))

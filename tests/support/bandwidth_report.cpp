@@ -33,8 +33,8 @@ void record_bandwidth(const BandwidthFigures& b) {
     ::testing::Test::RecordProperty("theoretical_gbps", num(b.theoretical_gbps));
   if (!b.device.empty()) ::testing::Test::RecordProperty("device", b.device);
   std::printf("%s%.1f GB/s at n=%zu: %.3f of the %.1f GB/s copy ceiling%s\n",
-              b.variant.empty() ? "" : (b.variant + ": ").c_str(), gbps, b.n,
-              fraction, b.ceiling_gbps,
+              b.variant.empty() ? "" : (b.variant + ": ").c_str(), gbps, b.n, fraction,
+              b.ceiling_gbps,
               implausible ? " (faster than this machine can read its input: not scored)" : "");
 }
 

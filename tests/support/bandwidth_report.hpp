@@ -17,13 +17,13 @@ namespace lab::test {
 inline constexpr double kImplausibleFraction = 1.10;
 
 struct BandwidthFigures {
-  std::string variant;        // "" for a lab's one function
+  std::string variant;  // "" for a lab's one function
   std::size_t n = 0;
   BenchResult result;
   double ceiling_gbps = 0.0;  // measured with no student process alive
   double theoretical_gbps = 0.0;
   std::string device;
-  bool graded = true;         // false: recorded for the handout, not scored
+  bool graded = true;  // false: recorded for the handout, not scored
   // A host copy moves each byte twice (and may allocate on write), so a CPU
   // reading alone legitimately goes faster than it: lab 01's threaded sum
   // reaches 1.05 of the copy on an H200's host. A remembered answer reaches 10^6.

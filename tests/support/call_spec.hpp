@@ -23,7 +23,7 @@ const char* fn_name(Fn fn);
 // memory, which the runner link translates into the runner's.
 struct Invocation {
   Fn fn = Fn::kSum;
-  std::uint32_t arg = 0;  // threads (kCpuThreads), method (kFloatSum)
+  std::uint32_t arg = 0;     // threads (kCpuThreads), method (kFloatSum)
   std::uint32_t stream = 0;  // 0 or 1: calls on different streams may overlap
   std::size_t n = 0;
   const void* in = nullptr;

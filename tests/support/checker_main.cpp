@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
   lab::test::set_base_seed(args.seeded ? args.seed : random_seed());
   if (args.ceiling > 0) lab::test::set_given_ceiling_gbps(args.ceiling);
   const auto seed = static_cast<unsigned long long>(lab::test::base_seed());
-  std::printf("[lab %s, %s] seed %llu (replay: --seed=%llu)\n", args.lab.c_str(),
-              args.impl.c_str(), seed, seed);
+  std::printf("[lab %s, %s] seed %llu (replay: --seed=%llu)\n", args.lab.c_str(), args.impl.c_str(),
+              seed, seed);
   std::fflush(stdout);
   ::testing::Test::RecordProperty("seed", std::to_string(seed));
   ::testing::Test::RecordProperty("lab", args.lab);
@@ -135,8 +135,10 @@ int main(int argc, char** argv) {
 #if LAB_NEEDS_GPU
   lab::test::install_result_stream(args.result_fd, [] {
     const std::string lost = lab::test::lost_cuda_context();
-    return lost.empty() ? lost : "the checker's own CUDA context failed (a fault of the machine, "
-                                 "not of the lab's code): " + lost;
+    return lost.empty() ? lost
+                        : "the checker's own CUDA context failed (a fault of the machine, "
+                          "not of the lab's code): " +
+                              lost;
   });
 #else
   lab::test::install_result_stream(args.result_fd, nullptr);
@@ -147,6 +149,7 @@ int main(int argc, char** argv) {
   const int rc = RUN_ALL_TESTS();
   lab::test::RunnerLink::get().stop();
   const std::string exit = lab::test::RunnerLink::get().last_exit_json();
-  if (!exit.empty()) lab::test::write_stream_event("{\"event\":\"runner_exit\",\"how\":" + exit + "}");
+  if (!exit.empty())
+    lab::test::write_stream_event("{\"event\":\"runner_exit\",\"how\":" + exit + "}");
   return rc;
 }

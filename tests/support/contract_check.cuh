@@ -119,7 +119,8 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
       got[call] = read_back(out.get());
     }
     plant = changed.replant(0);
-    CUDA_CHECK(cudaMemcpy(input.data() + plant.at, &plant.value, sizeof(T), cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(input.data() + plant.at, &plant.value, sizeof(T), cudaMemcpyHostToDevice));
     out.fill_bytes(kPoisonBits & 0xff, stream);
     run_remote({call_of<C>(input.data(), n, out.get(), workspace.get())});
     got[3] = read_back(out.get());
@@ -177,7 +178,8 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
   }
   if (const std::size_t changed = input.changed(stream); changed != 0) {
     f.hint = hint::kInputModified;
-    f.explain = std::to_string(changed) + " input or guard elements were overwritten: the "
+    f.explain = std::to_string(changed) +
+                " input or guard elements were overwritten: the "
                 "contract leaves the input unchanged (reduce in shared memory or the workspace)";
     return report(f);
   }
@@ -191,7 +193,8 @@ void check_unaligned_starts() {
   for (const std::size_t shift : {1, 2, 3})
     for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5},
                                 std::size_t{1001}, std::size_t{4099}, (std::size_t{1} << 20) + 2})
-      if (!::testing::Test::HasFailure()) check_case<C>(C::patterns()[n % C::patterns().size()], n, shift);
+      if (!::testing::Test::HasFailure())
+        check_case<C>(C::patterns()[n % C::patterns().size()], n, shift);
 }
 
 // n == 0 writes the identity (0 for sum, -inf for max).
@@ -283,8 +286,8 @@ void check_two_streams() {
 template <class C>
 void check_huge() {
   const DeviceInfo info = query_device();
-  const std::size_t need = (kHugeSize + 2 * kGuardElements) * sizeof(typename C::T) +
-                           (std::size_t{1} << 30);
+  const std::size_t need =
+      (kHugeSize + 2 * kGuardElements) * sizeof(typename C::T) + (std::size_t{1} << 30);
   // A GPU too small for the case skips it (said in the report). A GPU big
   // enough that lacks the free memory now (other processes on it: a batch runs
   // several students per GPU) is the machine's fault, never a pass by luck.

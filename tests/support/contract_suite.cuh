@@ -7,17 +7,17 @@
 #include "bandwidth_case.cuh"
 #include "contract_check.cuh"
 
-#define LAB_CONTRACT_TESTS(Prefix, Traits)                                                    \
-  class Prefix##EdgeSizes : public ::testing::TestWithParam<SizeCase<Traits::Pattern>> {};    \
-  TEST_P(Prefix##EdgeSizes, MatchesReference) {                                               \
-    check_case<Traits>(GetParam().pattern, GetParam().n);                                     \
-  }                                                                                           \
+#define LAB_CONTRACT_TESTS(Prefix, Traits)                                                       \
+  class Prefix##EdgeSizes : public ::testing::TestWithParam<SizeCase<Traits::Pattern>> {};       \
+  TEST_P(Prefix##EdgeSizes, MatchesReference) {                                                  \
+    check_case<Traits>(GetParam().pattern, GetParam().n);                                        \
+  }                                                                                              \
   INSTANTIATE_TEST_SUITE_P(Prefix, Prefix##EdgeSizes, ::testing::ValuesIn(edge_cases<Traits>()), \
-                           case_name<Traits::Pattern>);                                      \
-  TEST(Prefix##Contract, EmptyInputGivesIdentity) { check_empty<Traits>(); }                  \
-  TEST(Prefix##Contract, SeededRandomSizes) { check_random_sizes<Traits>(12); }               \
-  TEST(Prefix##Contract, TwoStreamsAtOnce) { check_two_streams<Traits>(); }                   \
-  TEST(Prefix##Contract, UnalignedStarts) { check_unaligned_starts<Traits>(); }               \
-  /* Named to sort last: a wrapped index may fault and lose the CUDA context. */             \
-  TEST(Prefix##ZHuge, Above2To32Elements) { check_huge<Traits>(); }                           \
+                           case_name<Traits::Pattern>);                                          \
+  TEST(Prefix##Contract, EmptyInputGivesIdentity) { check_empty<Traits>(); }                     \
+  TEST(Prefix##Contract, SeededRandomSizes) { check_random_sizes<Traits>(12); }                  \
+  TEST(Prefix##Contract, TwoStreamsAtOnce) { check_two_streams<Traits>(); }                      \
+  TEST(Prefix##Contract, UnalignedStarts) { check_unaligned_starts<Traits>(); }                  \
+  /* Named to sort last: a wrapped index may fault and lose the CUDA context. */                 \
+  TEST(Prefix##ZHuge, Above2To32Elements) { check_huge<Traits>(); }                              \
   TEST(Prefix##Bandwidth, FractionOfCopyCeiling) { check_bandwidth<Traits>(); }

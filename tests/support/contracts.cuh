@@ -46,7 +46,9 @@ struct SumTraits {
   static constexpr T kGuardBefore = 1 << 24;
   static constexpr T kGuardAfter = 1 << 16;
 
-  static std::vector<Pattern> patterns() { return {std::begin(kIntPatterns), std::end(kIntPatterns)}; }
+  static std::vector<Pattern> patterns() {
+    return {std::begin(kIntPatterns), std::end(kIntPatterns)};
+  }
   static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
   static Input bandwidth_input(std::uint64_t seed, std::size_t n) {
     return {IntPattern::kRandom, seed, n};
@@ -122,8 +124,8 @@ struct MaxTraits {
   static constexpr T kGuardAfter = 2.0e30f;
 
   static std::vector<Pattern> patterns() {
-    return {FloatPattern::kRandom,    FloatPattern::kAllNegative, FloatPattern::kPosInf,
-            FloatPattern::kNegInf,    FloatPattern::kAllNegInf,   FloatPattern::kNaN,
+    return {FloatPattern::kRandom,      FloatPattern::kAllNegative,   FloatPattern::kPosInf,
+            FloatPattern::kNegInf,      FloatPattern::kAllNegInf,     FloatPattern::kNaN,
             FloatPattern::kSignedZeros, FloatPattern::kNegativeZeros, FloatPattern::kAscending};
   }
   static Input input(Pattern p, std::uint64_t seed, std::size_t n) { return {p, seed, n}; }
@@ -187,7 +189,8 @@ struct MaxTraits {
                    "NaN; use lab::max_op";
     } else if (got == 0.0f || got == -3.402823466e38f || (got == -2147483648.0f)) {
       f->hint = hint::kWrongIdentity;
-      f->explain = "got " + show(got) + ", which is not in the input: the identity of max is "
+      f->explain = "got " + show(got) +
+                   ", which is not in the input: the identity of max is "
                    "-inf (0 fails on negative inputs, -FLT_MAX and RAND_MIN on -inf)";
     } else {
       f->hint = hint::kWrongValue;
@@ -260,7 +263,8 @@ struct FloatSumTraits {
                    "before in[0]";
     } else {
       f->hint = hint::kWrongValue;
-      f->explain = std::string(method_name(M)) + ": these inputs are small integers, which every "
+      f->explain = std::string(method_name(M)) +
+                   ": these inputs are small integers, which every "
                    "method sums exactly; check the accumulator's add and combine";
     }
   }

@@ -65,8 +65,7 @@ __global__ void reference_kernel(Input input, typename Op::Acc* partials) {
   __shared__ Acc shared[kReferenceThreads];
   Acc mine = Op::identity();
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < input.n;
-       i += stride)
+  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < input.n; i += stride)
     mine = Op::combine(mine, Op::of(input.at(i)));
   shared[threadIdx.x] = mine;
   __syncthreads();
@@ -86,12 +85,12 @@ template <class Op, class Input>
 typename Op::Acc reduce_on_device(const Input& input) {
   using Acc = typename Op::Acc;
   DeviceBuffer<Acc> partials(detail::kReferenceBlocks);
-  detail::reference_kernel<Op><<<detail::kReferenceBlocks, detail::kReferenceThreads>>>(
-      input, partials.get());
+  detail::reference_kernel<Op>
+      <<<detail::kReferenceBlocks, detail::kReferenceThreads>>>(input, partials.get());
   CUDA_CHECK_LAUNCH();
   std::vector<Acc> host(detail::kReferenceBlocks);
-  CUDA_CHECK(cudaMemcpy(host.data(), partials.get(), host.size() * sizeof(Acc),
-                        cudaMemcpyDeviceToHost));
+  CUDA_CHECK(
+      cudaMemcpy(host.data(), partials.get(), host.size() * sizeof(Acc), cudaMemcpyDeviceToHost));
   Acc total = Op::identity();
   for (const Acc& p : host) total = Op::combine(total, p);
   return total;

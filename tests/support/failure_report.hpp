@@ -34,14 +34,14 @@ inline constexpr const char* kCheckerError = "checker_error";
 
 struct CaseFailure {
   std::size_t n = 0;
-  std::string input;     // pattern name, e.g. "random"
+  std::string input;  // pattern name, e.g. "random"
   std::uint64_t seed = 0;
-  std::string variant;   // which function or configuration, when a lab has several
+  std::string variant;  // which function or configuration, when a lab has several
   std::string expected;
   std::string got;
-  int call = 0;          // 1-based call that first went wrong (0: not a call)
-  std::string hint;      // one of hint::*
-  std::string explain;   // one sentence for the student
+  int call = 0;         // 1-based call that first went wrong (0: not a call)
+  std::string hint;     // one of hint::*
+  std::string explain;  // one sentence for the student
 };
 
 // Adds a gtest failure with a readable message and, for the first failure of a

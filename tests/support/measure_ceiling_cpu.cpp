@@ -15,7 +15,8 @@ std::string measure_ceiling_json() {
   char buf[160];
   std::snprintf(buf, sizeof buf,
                 "{\"ceiling_gbps\": %.1f, \"theoretical_gbps\": 0, \"device\": \"host CPU\", "
-                "\"host_threads\": %u}", gbps, hw);
+                "\"host_threads\": %u}",
+                gbps, hw);
   return buf;
 }
 

@@ -25,8 +25,8 @@ class ResultStream : public ::testing::EmptyTestEventListener {
     const ::testing::TestResult& r = *t.result();
     const char* outcome = r.Skipped() ? "skipped" : r.Failed() ? "failed" : "passed";
     std::string line = "{\"event\":\"end\",\"test\":" + json_string(full_name(t)) +
-                       ",\"result\":\"" + outcome + "\",\"time_ms\":" +
-                       std::to_string(r.elapsed_time()) + ",\"properties\":{";
+                       ",\"result\":\"" + outcome +
+                       "\",\"time_ms\":" + std::to_string(r.elapsed_time()) + ",\"properties\":{";
     for (int i = 0; i < r.test_property_count(); ++i) {
       const ::testing::TestProperty& p = r.GetTestProperty(i);
       line += (i ? "," : "") + json_string(p.key()) + ":" + json_string(p.value());
@@ -71,7 +71,8 @@ void install_result_stream(int fd, AfterTestCheck check) {
     g_file = fdopen(fd, "a");
     if (!g_file) std::fprintf(stderr, "cannot write results to file descriptor %d\n", fd);
   }
-  ::testing::UnitTest::GetInstance()->listeners().Append(new ResultStream(g_file, std::move(check)));
+  ::testing::UnitTest::GetInstance()->listeners().Append(
+      new ResultStream(g_file, std::move(check)));
 }
 
 void write_stream_event(const std::string& json_object) {

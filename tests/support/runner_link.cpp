@@ -43,7 +43,8 @@ std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(sig));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(sig));
   }
   return "ended (status " + std::to_string(status) + ")";
 }
@@ -124,6 +125,9 @@ Ids lookup_user(const std::string& name) {
                               char* const* envp) {
   setsid();
   const int null = open("/dev/null", O_RDONLY);
+  // Left as written: clang-format would indent the comment before the #ifdef to
+  // the depth of the _exit above it.
+  // clang-format off
   if (dup2(null, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0 ||
       dup2(socket, wire::kRunnerFd) < 0)
     _exit(126);
@@ -132,6 +136,7 @@ Ids lookup_user(const std::string& name) {
   if (syscall(SYS_close_range, wire::kRunnerFd + 1, ~0U, 0) != 0)
 #endif
     for (int fd = wire::kRunnerFd + 1; fd < 65536; ++fd) close(fd);
+  // clang-format on
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
   const rlimit files{static_cast<rlim_t>(file_cap), static_cast<rlim_t>(file_cap)};
@@ -158,7 +163,7 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 std::vector<std::string> runner_environment(const std::string& workdir) {
   std::vector<std::string> env = {"PATH=/usr/local/cuda/bin:/usr/bin:/bin", "HOME=" + workdir,
-                                   "TMPDIR=" + workdir, "LANG=C.UTF-8"};
+                                  "TMPDIR=" + workdir, "LANG=C.UTF-8"};
   // Only what the runner needs to reach its GPU and the driver's libraries.
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
@@ -238,7 +243,7 @@ void RunnerLink::start() {
       std::make_unique<OutputDrain>(out[0], pid, options_.echo_cap, options_.output_cap);
 
   wire::Reply hello;
-  struct pollfd p{process_->socket, POLLIN, 0};
+  pollfd p{process_->socket, POLLIN, 0};
   int ready;
   do {
     ready = poll(&p, 1, static_cast<int>(options_.start_timeout_s * 1000));
@@ -309,7 +314,7 @@ void RunnerLink::request(void* raw, int fd, void* raw_reply, double timeout_s) {
   q->magic = wire::kMagic;
   q->seq = ++seq_;
   if (!wire::send_record(process_->socket, q, sizeof *q, fd)) died("while receiving a request");
-  struct pollfd p{process_->socket, POLLIN, 0};
+  pollfd p{process_->socket, POLLIN, 0};
   const auto t0 = Clock::now();
   for (;;) {
     const double left = timeout_s - seconds_since(t0);
@@ -361,9 +366,10 @@ void RunnerLink::reap(bool kill_first) {
   }
   int status = 0;
   if (waitpid(process_->pid, &status, 0) == process_->pid) {
-    last_exit_ = WIFEXITED(status)
-                     ? "{\"code\":" + std::to_string(WEXITSTATUS(status)) + "}"
-                     : "{\"signal\":" + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "}";
+    last_exit_ =
+        WIFEXITED(status)
+            ? "{\"code\":" + std::to_string(WEXITSTATUS(status)) + "}"
+            : "{\"signal\":" + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "}";
   }
   close(process_->socket);
   // Anything it left behind was re-parented here: kill it before the drain
@@ -384,7 +390,8 @@ void RunnerLink::stop() {
     const auto t0 = Clock::now();
     siginfo_t info{};
     while (seconds_since(t0) < options_.call_timeout_s &&
-           waitid(P_PID, static_cast<id_t>(process_->pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           waitid(P_PID, static_cast<id_t>(process_->pid), &info, WEXITED | WNOHANG | WNOWAIT) ==
+               0 &&
            info.si_pid == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     reap(info.si_pid == 0);
@@ -446,7 +453,8 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
       reap(false);  // it exits by itself after this reply
       throw RunnerError("cuda_error", message);
     }
-    case wire::Status::kException: throw RunnerError("exception", "the lab's code threw " + message);
+    case wire::Status::kException:
+      throw RunnerError("exception", "the lab's code threw " + message);
     default: throw RunnerError("runner_error", "the runner refused the call: " + message);
   }
 }

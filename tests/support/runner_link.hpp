@@ -27,14 +27,14 @@
 namespace lab::test {
 
 struct RunnerOptions {
-  std::vector<std::string> command;  // a wrapper's arguments (if any), then the runner
-  std::string workdir;               // its cwd, HOME and TMPDIR; "" = a fresh private folder
-  std::string user;                  // "nobody" to drop to that user (the checker must be root)
-  double call_timeout_s = 30.0;      // one request: a hang costs this long
-  double start_timeout_s = 120.0;    // the first answer (its CUDA context; longer under tools)
-  std::size_t output_cap = 8u << 20; // bytes of stdout+stderr, and of any one file it writes
-  std::size_t echo_cap = 32u << 10;  // bytes of its output shown in the checker's log
-  int max_crashes = 8;               // then the remaining calls are not run
+  std::vector<std::string> command;   // a wrapper's arguments (if any), then the runner
+  std::string workdir;                // its cwd, HOME and TMPDIR; "" = a fresh private folder
+  std::string user;                   // "nobody" to drop to that user (the checker must be root)
+  double call_timeout_s = 30.0;       // one request: a hang costs this long
+  double start_timeout_s = 120.0;     // the first answer (its CUDA context; longer under tools)
+  std::size_t output_cap = 8u << 20;  // bytes of stdout+stderr, and of any one file it writes
+  std::size_t echo_cap = 32u << 10;   // bytes of its output shown in the checker's log
+  int max_crashes = 8;                // then the remaining calls are not run
   int max_timeouts = 2;
 };
 

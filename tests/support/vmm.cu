@@ -27,11 +27,13 @@ struct Api {
       driver<decltype(&cuMemExportToShareableHandle)>("cuMemExportToShareableHandle");
   decltype(&cuMemImportFromShareableHandle) import_handle =
       driver<decltype(&cuMemImportFromShareableHandle)>("cuMemImportFromShareableHandle");
-  decltype(&cuMemAddressReserve) reserve = driver<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
+  decltype(&cuMemAddressReserve) reserve =
+      driver<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
   decltype(&cuMemMap) map = driver<decltype(&cuMemMap)>("cuMemMap");
   decltype(&cuMemSetAccess) set_access = driver<decltype(&cuMemSetAccess)>("cuMemSetAccess");
   decltype(&cuMemUnmap) unmap = driver<decltype(&cuMemUnmap)>("cuMemUnmap");
-  decltype(&cuMemAddressFree) address_free = driver<decltype(&cuMemAddressFree)>("cuMemAddressFree");
+  decltype(&cuMemAddressFree) address_free =
+      driver<decltype(&cuMemAddressFree)>("cuMemAddressFree");
   decltype(&cuMemRelease) release = driver<decltype(&cuMemRelease)>("cuMemRelease");
   decltype(&cuMemGetAllocationGranularity) granularity =
       driver<decltype(&cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
@@ -44,7 +46,8 @@ const Api& api() {
 
 void check(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS)
-    throw CudaError(cudaErrorUnknown, std::string(what) + " failed (CUresult " + std::to_string(r) + ")");
+    throw CudaError(cudaErrorUnknown,
+                    std::string(what) + " failed (CUresult " + std::to_string(r) + ")");
 }
 
 int device() {

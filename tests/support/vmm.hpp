@@ -13,7 +13,7 @@ namespace lab::vmm {
 
 struct Mapping {
   void* pointer = nullptr;
-  std::size_t bytes = 0;       // rounded up to the allocation granularity
+  std::size_t bytes = 0;  // rounded up to the allocation granularity
   std::uint64_t handle = 0;
 };
 

@@ -170,8 +170,10 @@ int main(int argc, char** argv) {
         return 1;
       }
       for (int m = 0; m < 4; ++m) {
-        row.ulps[0][m] = lab::ulps_of(sum_on_gpu(shuffled.get(), n, kMethods[m], workspace.get(), stream), exact);
-        row.ulps[1][m] = lab::ulps_of(sum_on_gpu(sorted.get(), n, kMethods[m], workspace.get(), stream), exact);
+        row.ulps[0][m] = lab::ulps_of(
+            sum_on_gpu(shuffled.get(), n, kMethods[m], workspace.get(), stream), exact);
+        row.ulps[1][m] =
+            lab::ulps_of(sum_on_gpu(sorted.get(), n, kMethods[m], workspace.get(), stream), exact);
       }
       rows.push_back(row);
     }
@@ -181,8 +183,8 @@ int main(int argc, char** argv) {
     const std::size_t copies = lab::rotation_count(nb * sizeof(float), info);
     lab::DeviceBuffer<float> inputs(copies * nb), sorted_big(nb);
     for (std::size_t c = 0; c < copies; ++c)
-      lab::generate(inputs.get() + c * nb, nb, lab::SumInput{lab::SumPattern::kWideShuffled, 7 + c, nb},
-                    stream);
+      lab::generate(inputs.get() + c * nb, nb,
+                    lab::SumInput{lab::SumPattern::kWideShuffled, 7 + c, nb}, stream);
     lab::DeviceBuffer<unsigned char> workspace_big(float_sum_workspace_bytes(nb));
     workspace_big.fill_bytes(0, stream);
     lab::DeviceBuffer<float> out(1);
@@ -190,28 +192,33 @@ int main(int argc, char** argv) {
     auto input = [&](long k) { return inputs.get() + static_cast<std::size_t>(k) % copies * nb; };
     double sum_ms[4];
     for (int m = 0; m < 4; ++m)
-      sum_ms[m] = lab::bench_device([&](long k) {
-        reduce_sum_float(input(k), nb, out.get(), workspace_big.get(), kMethods[m], stream);
-        CUDA_CHECK_LAUNCH();
-      }, nb * sizeof(float), stream).median_ms;
+      sum_ms[m] =
+          lab::bench_device(
+              [&](long k) {
+                reduce_sum_float(input(k), nb, out.get(), workspace_big.get(), kMethods[m], stream);
+                CUDA_CHECK_LAUNCH();
+              },
+              nb * sizeof(float), stream)
+              .median_ms;
     MagnitudeSort big_sorter(nb);
-    const double sort_ms = lab::bench_device([&](long k) { big_sorter.run(input(k), sorted_big.get(), stream); },
-                                             nb * sizeof(float), stream).median_ms;
+    const double sort_ms =
+        lab::bench_device([&](long k) { big_sorter.run(input(k), sorted_big.get(), stream); },
+                          nb * sizeof(float), stream)
+            .median_ms;
     CUDA_CHECK(cudaStreamSynchronize(stream));
 
     // Report: a JSON for gpucheck, a table for people.
     const char* order_name[2] = {"shuffled", "sorted"};
-    std::string json = "{\"name\":\"sort-first-study\",\"device\":" +
-                       lab::json_string(info.name) + ",\"n_accuracy\":" + std::to_string(n) +
-                       ",\"accuracy\":[";
+    std::string json = "{\"name\":\"sort-first-study\",\"device\":" + lab::json_string(info.name) +
+                       ",\"n_accuracy\":" + std::to_string(n) + ",\"accuracy\":[";
     for (std::size_t r = 0; r < rows.size(); ++r) {
       json += std::string(r ? "," : "") + "{\"seed\":" + std::to_string(rows[r].seed) +
               ",\"exact\":" + fmt("%.17g", rows[r].exact);
       for (int o = 0; o < 2; ++o) {
         json += std::string(",\"") + order_name[o] + "_ulps\":{";
         for (int m = 0; m < 4; ++m)
-          json += std::string(m ? "," : "") + "\"" + method_name(kMethods[m]) + "\":" +
-                  fmt("%.4g", rows[r].ulps[o][m]);
+          json += std::string(m ? "," : "") + "\"" + method_name(kMethods[m]) +
+                  "\":" + fmt("%.4g", rows[r].ulps[o][m]);
         json += "}";
       }
       json += "}";
@@ -219,17 +226,20 @@ int main(int argc, char** argv) {
     json += "],\"n_timing\":" + std::to_string(nb) + ",\"ceiling_gbps\":" + fmt("%.1f", ceiling) +
             ",\"sort_ms\":" + fmt("%.4f", sort_ms) + ",\"sum_ms\":{";
     for (int m = 0; m < 4; ++m)
-      json += std::string(m ? "," : "") + "\"" + method_name(kMethods[m]) + "\":" + fmt("%.4f", sum_ms[m]);
+      json += std::string(m ? "," : "") + "\"" + method_name(kMethods[m]) +
+              "\":" + fmt("%.4f", sum_ms[m]);
     json += "}}\n";
     if (json_path && !lab::write_report(json_path, json)) return 1;
 
     std::printf("sort-first-study on %s: %d seeds, 2^24 wide_shuffled floats, error in ulps\n",
                 info.name.c_str(), seeds);
-    std::printf("%-21s %-9s %9s %9s %9s %9s\n", "seed", "order", "naive", "pairwise", "kahan", "double");
+    std::printf("%-21s %-9s %9s %9s %9s %9s\n", "seed", "order", "naive", "pairwise", "kahan",
+                "double");
     for (const AccuracyRow& r : rows)
       for (int o = 0; o < 2; ++o)
-        std::printf("%-21llu %-9s %9.3g %9.3g %9.3g %9.3g\n", static_cast<unsigned long long>(r.seed),
-                    order_name[o], r.ulps[o][0], r.ulps[o][1], r.ulps[o][2], r.ulps[o][3]);
+        std::printf("%-21llu %-9s %9.3g %9.3g %9.3g %9.3g\n",
+                    static_cast<unsigned long long>(r.seed), order_name[o], r.ulps[o][0],
+                    r.ulps[o][1], r.ulps[o][2], r.ulps[o][3]);
     std::printf("at 2^%d floats (copy %.0f GB/s): sort by magnitude %.3f ms; sums: naive %.3f, "
                 "pairwise %.3f, kahan %.3f, double %.3f ms\n",
                 static_cast<int>(std::log2(static_cast<double>(nb))), ceiling, sort_ms, sum_ms[0],

@@ -37,7 +37,8 @@ __device__ __forceinline__ int4 load16(const int4* p) {
 #if __CUDA_ARCH__ >= 800  // the L2 prefetch-size qualifier exists from Ampere on
     int4 v;
     asm volatile("ld.global.nc.L2::256B.v4.s32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
     return v;
 #else
     return __ldg(p);
@@ -48,8 +49,8 @@ __device__ __forceinline__ int4 load16(const int4* p) {
 }
 
 template <int U, int H>
-__global__ void __launch_bounds__(1024) vector_sum(const int* __restrict__ in, std::size_t n,
-                                                  int* __restrict__ out) {
+__global__ void __launch_bounds__(1024)
+    vector_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ out) {
   const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) / 4) % 4;
   const std::size_t head = misaligned ? (4 - misaligned < n ? 4 - misaligned : n) : 0;
   const int4* body = reinterpret_cast<const int4*>(in + head);
@@ -79,7 +80,8 @@ __global__ void __launch_bounds__(1024) vector_sum(const int* __restrict__ in, s
   __syncthreads();
   if (warp == 0) {
     sum = lane < blockDim.x / 32 ? warp_sums[lane] : 0;
-    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
     if (lane == 0) atomicAdd(out, sum);
   }
 }
@@ -87,8 +89,8 @@ __global__ void __launch_bounds__(1024) vector_sum(const int* __restrict__ in, s
 // The same, but block b reads one contiguous range of the input (CUB's "even
 // share") in tiles of blockDim.x * U vectors, instead of striding over all of it.
 template <int U, int H>
-__global__ void __launch_bounds__(1024) chunked_sum(const int* __restrict__ in, std::size_t n,
-                                                   int* __restrict__ out) {
+__global__ void __launch_bounds__(1024)
+    chunked_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ out) {
   const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) / 4) % 4;
   const std::size_t head = misaligned ? (4 - misaligned < n ? 4 - misaligned : n) : 0;
   const int4* body = reinterpret_cast<const int4*>(in + head);
@@ -97,7 +99,8 @@ __global__ void __launch_bounds__(1024) chunked_sum(const int* __restrict__ in, 
   const std::size_t tile = std::size_t{blockDim.x} * U;
   const std::size_t tiles_per_block = ((vectors + tile - 1) / tile + gridDim.x - 1) / gridDim.x;
   const std::size_t begin = std::size_t{blockIdx.x} * tiles_per_block * tile;
-  const std::size_t end = begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile : vectors;
+  const std::size_t end =
+      begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile : vectors;
   int sum = 0;
   std::size_t base = begin;
   for (; base + tile <= end; base += tile) {
@@ -121,7 +124,8 @@ __global__ void __launch_bounds__(1024) chunked_sum(const int* __restrict__ in, 
   __syncthreads();
   if (warp == 0) {
     sum = lane < blockDim.x / 32 ? warp_sums[lane] : 0;
-    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    for (int offset = 16; offset > 0; offset >>= 1)
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
     if (lane == 0) atomicAdd(out, sum);
   }
 }
@@ -143,10 +147,8 @@ Variant make(int per_sm, int sms, unsigned threads = 256) {
             if (useful < blocks) blocks = useful;
             const unsigned grid = static_cast<unsigned>(blocks ? blocks : 1);
             CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int), s));
-            if constexpr (kChunked)
-              chunked_sum<U, H><<<grid, threads, 0, s>>>(in, n, out);
-            else
-              vector_sum<U, H><<<grid, threads, 0, s>>>(in, n, out);
+            if constexpr (kChunked) chunked_sum<U, H><<<grid, threads, 0, s>>>(in, n, out);
+            else vector_sum<U, H><<<grid, threads, 0, s>>>(in, n, out);
             CUDA_CHECK_LAUNCH();
           }};
 }
@@ -184,18 +186,19 @@ int main(int argc, char** argv) {
   variants.push_back(make<false, 8, kStreaming>(2, info.sm_count, 1024));
   // CUB, through the same call shape (listed twice, first and last, to show drift).
   lab::DeviceBuffer<unsigned char> cub_temp(std::size_t{64} << 20);
-  variants.insert(variants.begin(), {"cub_first", [&](const int* in, std::size_t n, int* out, cudaStream_t s) {
-                        std::size_t bytes = cub_temp.bytes();
-                        CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp.get(), bytes, in, out, n, s));
-                      }});
+  variants.insert(variants.begin(),
+                  {"cub_first", [&](const int* in, std::size_t n, int* out, cudaStream_t s) {
+                     std::size_t bytes = cub_temp.bytes();
+                     CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp.get(), bytes, in, out, n, s));
+                   }});
   variants.push_back({"cub", [&](const int* in, std::size_t n, int* out, cudaStream_t s) {
                         std::size_t bytes = cub_temp.bytes();
                         CUDA_CHECK(cub::DeviceReduce::Sum(cub_temp.get(), bytes, in, out, n, s));
                       }});
 
   const double ceiling = lab::copy_ceiling_gbps(lab::copy_ceiling_bytes(info), stream);
-  std::string json = "{\"device\":" + lab::json_string(info.name) + ",\"ceiling_gbps\":" +
-                     std::to_string(ceiling) + ",\"rows\":[";
+  std::string json = "{\"device\":" + lab::json_string(info.name) +
+                     ",\"ceiling_gbps\":" + std::to_string(ceiling) + ",\"rows\":[";
   const std::vector<int> sizes = {16, 20, 24, 26, 28, 29, 30};
   bool first_row = true;
   for (const std::size_t offset : {std::size_t{0}}) {
