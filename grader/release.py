@@ -34,7 +34,7 @@ from . import tools
 # Paths (relative to the repository root) that never reach a release; ".git"
 # stays last (the release gets a .git of its own).
 LEFT_OUT = ("solutions", "tests/mutants", "tests/tuning", "tests/submissions", "tests/escapes",
-            "tests/similarity", "grader/tests", ".ci", ".gitattributes", ".git")
+            "tests/similarity", "tests/format", "grader/tests", ".ci", ".gitattributes", ".git")
 
 _NOT_GIT = ("{repo} is not a git checkout ({why}): a release is built from the committed "
             "files (git archive HEAD), never from the working tree; run release in a clone "
