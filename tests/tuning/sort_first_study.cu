@@ -1,5 +1,5 @@
-// Seed note 003 advises, for an accurate float sum: "use double instead of
-// float, sort the data from smallest (magnitude) to largest." This study
+// Common advice for an accurate float sum (deck 11 quotes it): use double
+// instead of float, and sort the data from smallest magnitude to largest. This study
 // measures both halves on the GPU with lab 11's reference solution:
 //   - accuracy: each method's error on wide_shuffled inputs (random signs,
 //     magnitudes 2^-20 to 2^20) and on the same values sorted by magnitude on
