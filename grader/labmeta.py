@@ -16,7 +16,7 @@ from pathlib import Path
 
 LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
 KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
-# What `grader profile` can show (grader/profile.py defines each; a test keeps
+# What `grader profile` can show (grader/commands/profile.py defines each; a test keeps
 # the two lists equal). Listed here so that this file runs as a plain script.
 PROFILE_METRICS = ("time_us", "kernels", "dram_pct", "dram_bytes_per_element",
                    "branch_uniform_pct", "active_threads", "bank_conflicts",

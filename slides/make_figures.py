@@ -39,6 +39,7 @@ SLIDES = Path(__file__).resolve().parent
 REPO = SLIDES.parent
 sys.path.insert(0, str(REPO))
 from grader import labmeta  # noqa: E402  (the course file's one reader)
+
 DEFAULT_JSON = REPO / "tests" / "gpu_runs" / "h200" / "gpucheck.json"
 LABS_TOML = REPO / "grader" / "labs.toml"
 

@@ -28,8 +28,9 @@ SLIDES = Path(__file__).resolve().parent
 REPO = SLIDES.parent
 sys.path.insert(0, str(SLIDES))
 
-import build  # noqa: E402
 import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
+
+import build  # noqa: E402
 
 LAB_IDS = list(tomllib.loads((REPO / "grader" / "labs.toml").read_text())["labs"])
 DECKS = [mf.INTRO] + LAB_IDS
@@ -165,7 +166,7 @@ def _squash(line: str) -> str:
 
 def solution_statements(lab_id: str) -> set[str]:
     sys.path.insert(0, str(REPO))
-    from grader import fences
+    from grader.engine import fences
     out = set()
     for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
         for f in fences.extract(path.read_text()):

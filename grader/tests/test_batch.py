@@ -6,10 +6,13 @@ import tarfile
 import zipfile
 
 import pytest
-
 from conftest import student_folder
-from grader import batch, feedback, labmeta, submissions
-from grader.tools import REPO
+
+from grader import labmeta
+from grader.commands import batch
+from grader.engine import feedback, submissions
+from grader.infra.toolchain import REPO
+from grader.results import StudentResult
 
 COURSE = labmeta.load()
 LAB01 = COURSE.lab("01")
@@ -89,5 +92,5 @@ def test_batch_resumes_and_regrades_changed_submissions(tmp_path, offline_batch)
 
 
 def test_gradebook_notes_a_submission_that_could_not_be_opened():
-    res = feedback.StudentResult("kim", "kim.rar", "", "c", "d", error="not a folder")
+    res = StudentResult("kim", "kim.rar", "", "c", "d", error="not a folder")
     assert "not a folder" in feedback.gradebook_csv([res], ["01_cpu_baseline"])

@@ -8,11 +8,11 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 import pytest
-
-from grader import batch, class_report, labmeta
-from grader.feedback import StudentResult
-from grader.scoring import LabResult
 from conftest import student_folder
+
+from grader import labmeta
+from grader.commands import batch, class_report
+from grader.results import LabResult, StudentResult
 
 COURSE = labmeta.load()
 LAB07 = COURSE.lab("07")

@@ -1,9 +1,9 @@
 """Fenced regions: extraction, what lies outside them, transplanting."""
 import pytest
-
 from conftest import FIXTURES  # noqa: F401
-from grader import fences
-from grader.tools import REPO
+
+from grader.engine import fences
+from grader.infra.toolchain import REPO
 
 HARNESS = """int f() {
   // ---- your code here (f) ----

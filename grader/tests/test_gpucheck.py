@@ -2,7 +2,7 @@
 piece of evidence, and the options that split a part over GPU calls."""
 import json
 
-from grader import gpucheck
+from grader.commands import gpucheck
 
 
 def _sandbox(labs, code=0, full=True, seconds=100.0):

@@ -2,10 +2,11 @@
 and where the time went in batch.json."""
 import json
 
-from grader import batch, grade, pace
-from grader.feedback import StudentResult
-from grader.scoring import LabResult
 from conftest import student_folder
+
+from grader.commands import batch, pace
+from grader.engine import lab_grading
+from grader.results import LabResult, StudentResult
 
 
 def result(timings):
@@ -38,8 +39,8 @@ def test_grade_lab_records_its_phases(monkeypatch):
         with phases("tests"):
             pass
         return LabResult(lab=lab.id, title=lab.title, status="graded")
-    monkeypatch.setattr(grade, "_grade_lab", fake)
-    r = grade.grade_lab(batch.labmeta.load().lab("01"), None)
+    monkeypatch.setattr(lab_grading, "_grade_lab", fake)
+    r = lab_grading.grade_lab(batch.labmeta.load().lab("01"), None)
     assert set(r.timing) == {"build", "tests"} and all(v >= 0 for v in r.timing.values())
 
 

@@ -1,9 +1,9 @@
-"""The linked policy check (grader/policy.py check_linked, grader/symbols.py):
+"""The linked policy check (grader/engine/policy.py check_linked, grader/engine/symbols.py):
 what a compiled lab file calls, not how the call is spelled.
 
 Student files are what the batch grader compiles: the reference solution with
 one fence body replaced. The body is pasted as it is, without the fence
-checker of grader/fences.py: where C++ allows a trick only outside a function
+checker of grader/engine/fences.py: where C++ allows a trick only outside a function
 body (an #include), the body closes the function and opens another, as a
 student could. Stopping that is the fence checker's job; this check must
 catch the call even when a break-out gets past it."""
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import fences, labmeta, policy, symbols
-from grader.tools import REPO
+from grader import labmeta
+from grader.engine import fences, policy, symbols
+from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
 TOOLS = symbols.Toolchain.find()

@@ -8,7 +8,8 @@ import stat
 
 import pytest
 
-from grader import cli, labmeta, profile
+from grader import cli, labmeta
+from grader.commands import profile
 
 HEADER = ['"ID"', '"Kernel Name"', '"Block Size"', '"Grid Size"']
 
@@ -130,7 +131,7 @@ def test_no_kernel_profiled_is_an_error_not_a_zero(tmp_path, monkeypatch):
 
 
 def test_without_a_gpu_profile_says_so(monkeypatch, capsys):
-    from grader import batch
+    from grader.commands import batch
     monkeypatch.setattr(batch, "visible_gpus", lambda: [])
     assert cli.main(["profile", "03"]) == profile.EXIT_NO_GPU
     assert "needs an NVIDIA GPU" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The sandbox (grader/sandbox.py): each escape attempt of tests/escapes/ is
+"""The sandbox (grader/infra/sandbox.py): each escape attempt of tests/escapes/ is
 contained and graded (lab 01 scores 0, with the reason), the honest students
 graded before and after it keep their points, and nothing outside the
 submission's folder was read, written or reached. The linked policy check is
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader import batch, proc, sandbox
-from grader.tools import REPO
+from grader.commands import batch
+from grader.infra import proc, sandbox
+from grader.infra.toolchain import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "escapes"))
 import make_escapes  # noqa: E402

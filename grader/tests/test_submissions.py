@@ -14,10 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES  # noqa: F401
-from grader import labmeta, submissions
-from grader.tools import REPO
+
+from grader import labmeta
+from grader.engine import submissions
+from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
 LAB01 = "01_cpu_baseline"

@@ -20,7 +20,6 @@ import contextlib
 import threading
 import time
 
-
 # compute-sanitizer runs one at a time on a machine: on the H200 machine three
 # at once each spun a CPU core for 123 s with the GPU idle, where one alone
 # takes about 4 s (GRADER_TRACE of the class, 982d29c).

@@ -3,51 +3,16 @@ results.json, one CSV row per student."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from ..infra.atomic import write_atomic
+from ..infra.store import digest
+from ..results import LabResult, StudentResult
+from ..status import LabStatus
 from . import hints
-from .scoring import LabResult
-
-
-@dataclass
-class StudentResult:
-    student: str
-    origin: str
-    submission_hash: str
-    commit: str
-    date: str
-    labs: list[LabResult] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    error: str = ""            # not graded: the submission could not be opened, or the
-                               # machine failed (such a result is never reused on resume)
-    options: str = ""          # fingerprint of the grading options (batch.BatchConfig)
-    seconds: float = 0.0       # wall time spent grading this submission
-    answers: dict[str, str] = field(default_factory=dict)   # lab -> ANSWERS.md, not scored
-
-    @property
-    def points(self) -> float:
-        return round(sum(r.points for r in self.labs), 2)
-
-    @property
-    def max_points(self) -> int:
-        return sum(r.max_points for r in self.labs)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["labs"] = [r.to_dict() for r in self.labs]
-        d["points"], d["max_points"] = self.points, self.max_points
-        return d
-
-    def to_json(self) -> str:
-        """The text of result.json; the gradebook row carries its digest."""
-        return json.dumps(self.to_dict(), indent=2) + "\n"
-
-    def digest(self) -> str:
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
 
 
 def _lab_lines(r: LabResult) -> list[str]:
@@ -55,13 +20,13 @@ def _lab_lines(r: LabResult) -> list[str]:
              f"- points: **{r.points:g} / {r.max_points}** "
              f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
              f"performance {r.points_performance:g}/{r.max_performance})"]
-    if r.status == "build_failed":
+    if r.status == LabStatus.BUILD_FAILED:
         lines += ["- **does not compile**:", "", "```", r.reason.strip()[:3000], "```"]
-    elif r.status == "skipped":
+    elif r.status == LabStatus.SKIPPED:
         lines.append(f"- not run: {r.reason}")
-    elif r.status == "policy":
+    elif r.status == LabStatus.POLICY:
         lines.append(f"- **policy check failed**: {r.reason}")
-    if r.status in ("graded", "policy"):
+    if r.status in (LabStatus.GRADED, LabStatus.POLICY):
         lines.append(f"- tests: {r.tests_passed} passed, {r.tests_failed} failed, "
                      f"{r.tests_skipped} skipped")
     if r.gbps is not None:
@@ -155,3 +120,14 @@ def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
                       "; ".join(([res.error] if res.error else []) + res.notes)[:500],
                       res.digest()])
     return buf.getvalue()
+
+
+def write_student(students_dir: Path, res: StudentResult) -> str:
+    """A student's feedback, Gradescope results and result.json (last: marks
+    done). Returns the digest of result.json, which the gradebook row carries."""
+    d = students_dir / res.student
+    write_atomic(d / "feedback.md", markdown(res))
+    write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))
+    text = res.to_json()
+    write_atomic(d / "result.json", text)
+    return digest(text)

@@ -4,7 +4,8 @@ The tests name a hint per failing case (test property fail_hint); the grader
 adds hints that only show across cases (fails only for some sizes, ...)."""
 from __future__ import annotations
 
-from .gtest_run import CaseResult
+from ..results import CaseResult
+from ..status import CaseStatus
 
 CASE_HINTS = {
     "not_implemented": "not implemented: the fenced region still holds the skeleton's TODO",
@@ -31,14 +32,14 @@ CASE_HINTS = {
     "exception": "the lab's code threw an exception",
     "output_limit": "the lab's code printed too much and was stopped",
     "runner_error": "the lab's program did not answer as the contract says",
-    "not_run": "this test did not run (the lab's code hung or crashed too often before it)",
+    CaseStatus.NOT_RUN: "this test did not run (the lab's code hung or crashed too often before it)",
     "workspace_not_ready": "right once, then wrong on the same input: the workspace is kept "
                            "between calls, and the last block must put back to zero what it "
                            "counted there",
     "stale_result": "a timed call returned an old answer: every call must compute its result, "
                     "not remember one",
     "checker_error": "the checker itself failed: a fault of the grading machine, not of your code",
-    "timed_out": "the test did not finish in time: a kernel that never ends (a "
+    CaseStatus.TIMED_OUT: "the test did not finish in time: a kernel that never ends (a "
                  "__syncthreads() inside a branch some threads skip, or a loop that never "
                  "exits)",
 }
@@ -84,7 +85,7 @@ def case_hint(case: CaseResult) -> str:
 def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     """Hints that need several cases: which sizes fail and which pass."""
     failed = [c for c in cases if not c.ok]
-    passed = [c for c in cases if c.status == "passed"]
+    passed = [c for c in cases if c.status == CaseStatus.PASSED]
     failed_n = [n for c in failed if (n := _n(c, "fail_n") or _n(c, "n")) is not None]
     passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
     hints: list[str] = []

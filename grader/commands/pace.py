@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import store
-from .feedback import StudentResult
+from ..infra.atomic import write_atomic
+from ..results import StudentResult
 
 PHASES = ("build", "policy", "tests", "sanitizer")
 
@@ -64,7 +64,7 @@ class Pace:
                 "other_seconds": round(max(0.0, self.elapsed * self.workers - busy), 1)}
 
     def write_status(self, path: Path) -> None:
-        store.write_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
+        write_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     def summary(self) -> str:
         d = self.to_dict()

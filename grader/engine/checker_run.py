@@ -16,22 +16,14 @@ import functools
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc
-from .gtest_run import BinaryRun, CaseResult
+from ..infra import proc
+from ..infra.runner import RunnerSpec
+from ..results import BinaryRun, CaseResult
+from ..status import CaseStatus, RunStatus
 
 SKIP_EXIT = 77
-
-
-@dataclass
-class RunnerSpec:
-    """How the checker starts the lab's code."""
-    binary: Path                                     # as the wrapper will see it
-    prefix: list[str] = field(default_factory=list)  # sandbox, namespace, sanitizer ...
-    user: str = ""                                   # "nobody" when the grader is root
-    workdir: Path | None = None                      # its cwd, HOME and TMPDIR
 
 
 @functools.lru_cache(maxsize=64)
@@ -77,7 +69,7 @@ def parse_stream(text: str) -> tuple[list[CaseResult], str | None, dict]:
             running = ev.get("test")
         elif kind == "end":
             try:
-                cases.append(CaseResult(ev["test"], ev["result"], float(ev.get("time_ms", 0)),
+                cases.append(CaseResult(ev["test"], CaseStatus(ev["result"]), float(ev.get("time_ms", 0)),
                                         {str(k): str(v) for k, v in ev.get("properties", {}).items()},
                                         [str(f) for f in ev.get("failures", [])]))
             except (KeyError, TypeError, ValueError, AttributeError):
@@ -126,12 +118,12 @@ def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "
     gpu_expected: whether the grader itself found a GPU. A checker that says
     "no GPU" (exit 77) where the grader found one is the machine's fault."""
     checker = Path(checker)
-    run = BinaryRun(binary=str(checker), status="completed")
+    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
     if not os.access(checker, os.X_OK):
-        run.status, run.reason = "missing", f"{checker} was not built"
+        run.status, run.reason = RunStatus.MISSING, f"{checker} was not built"
         return run
     if not os.access(runner.binary, os.X_OK) and not runner.prefix:
-        run.status, run.reason = "missing", f"{runner.binary} was not built"
+        run.status, run.reason = RunStatus.MISSING, f"{runner.binary} was not built"
         return run
     expected = list_tests(checker, gtest_filter)
     full_env = dict(env if env is not None else os.environ)
@@ -154,37 +146,37 @@ def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "
     run.runner_exits = events["runner_exits"]
     if done.code == SKIP_EXIT and not cases:
         if gpu_expected:
-            run.status = "checker_failed"
+            run.status = RunStatus.CHECKER_FAILED
             run.reason = ("the checker found no usable GPU although this machine has one: "
                           + next((l for l in done.output.splitlines() if l.startswith("SKIP")),
                                  done.output[-300:]))
         else:
-            run.status = "skipped"
+            run.status = RunStatus.SKIPPED
             run.reason = next((l for l in done.output.splitlines() if l.startswith("SKIP")),
                               "skipped")
         return run
     run.cases = cases
     if done.timed_out:
-        run.status, run.reason = "timed_out", f"the lab's tests did not finish in {timeout:.0f} s"
+        run.status, run.reason = RunStatus.TIMED_OUT, f"the lab's tests did not finish in {timeout:.0f} s"
         if running is not None:
-            run.cases.append(CaseResult(running, "timed_out", failures=[
+            run.cases.append(CaseResult(running, CaseStatus.TIMED_OUT, failures=[
                 f"{running}: stopped when the whole lab ran out of time ({timeout:.0f} s)"]))
     elif done.over_limit:
-        run.status, run.reason = "checker_failed", "the checker's log passed its size limit"
+        run.status, run.reason = RunStatus.CHECKER_FAILED, "the checker's log passed its size limit"
     elif "abort" in events:
-        run.status, run.reason = "checker_failed", events["abort"]
+        run.status, run.reason = RunStatus.CHECKER_FAILED, events["abort"]
     elif done.code not in (0, 1):
         # gtest exits 0 or 1; anything else is the checker's own failure (the
         # lab's code runs in another process, whose crashes are test results).
-        run.status = "checker_failed"
+        run.status = RunStatus.CHECKER_FAILED
         run.reason = f"the checker {done.describe()}: {done.output[-400:].strip()}"
     if any(c.properties.get("fail_hint") == "checker_error" for c in run.cases):
-        run.status = "checker_failed"
+        run.status = RunStatus.CHECKER_FAILED
         run.reason = next(c.failures[0] for c in run.cases
                           if c.properties.get("fail_hint") == "checker_error" and c.failures)
     finished = {c.name for c in run.cases}
     why = run.reason or "the checker stopped before it"
     for name in expected:
         if name not in finished:
-            run.cases.append(CaseResult(name, "not_run", failures=[f"{name}: not run ({why})"]))
+            run.cases.append(CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"]))
     return run

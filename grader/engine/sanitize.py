@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..status import RunStatus, SanitizerStatus
 from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -37,7 +38,7 @@ FINDING_EXIT = 86
 @dataclass
 class SanitizerRun:
     tool: str
-    status: str                 # clean | findings | failed | unavailable | timed_out
+    status: SanitizerStatus
     findings: list[str] = field(default_factory=list)
     output_tail: str = ""
     seconds: float = 0.0
@@ -72,27 +73,28 @@ def run_tool(checker: Path, lab_id: str, runner_binary: Path, isolation, tool: s
              gtest_filter: str = SMALL_CASES, timeout: float = 600.0,
              env: dict[str, str] | None = None, seed: int | None = None) -> SanitizerRun:
     if not available():
-        return SanitizerRun(tool, "unavailable", ["compute-sanitizer is not on PATH"])
+        return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
     spec = isolation.runner(runner_binary, tool_prefix(tool))
     run = run_checker(checker, lab_id, spec, timeout=timeout, gtest_filter=gtest_filter,
                       perf=False, env=env, seed=seed, call_timeout=min(timeout, 300.0))
     seconds = sum(c.time_ms for c in run.cases) / 1000.0
-    if run.status == "skipped":
-        return SanitizerRun(tool, "unavailable", ["no GPU here"], run.output_tail[-1000:], seconds)
-    if run.status in ("timed_out", "checker_failed"):
-        return SanitizerRun(tool, "timed_out" if run.status == "timed_out" else "failed",
+    if run.status == RunStatus.SKIPPED:
+        return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["no GPU here"], run.output_tail[-1000:], seconds)
+    if run.status in (RunStatus.TIMED_OUT, RunStatus.CHECKER_FAILED):
+        return SanitizerRun(tool, SanitizerStatus.TIMED_OUT if run.status == RunStatus.TIMED_OUT
+                            else SanitizerStatus.FAILED,
                             [run.reason], run.output_tail[-3000:], seconds)
     findings = _findings(run.output_tail)
     codes = [e.get("how", {}).get("code") for e in run.runner_exits]
     if FINDING_EXIT in codes or findings:
-        return SanitizerRun(tool, "findings", findings[:20] or ["see the output"],
+        return SanitizerRun(tool, SanitizerStatus.FINDINGS, findings[:20] or ["see the output"],
                             run.output_tail[-3000:], seconds)
     if not run.runner_exits or codes[-1] != 0:
         # The tool did not finish cleanly: no verdict means no clean bill.
-        return SanitizerRun(tool, "failed", [f"the runner under {tool} ended: "
+        return SanitizerRun(tool, SanitizerStatus.FAILED, [f"the runner under {tool} ended: "
                                              f"{run.runner_exits[-1] if run.runner_exits else 'unknown'}"],
                             run.output_tail[-3000:], seconds)
-    return SanitizerRun(tool, "clean", [], run.output_tail[-1000:], seconds)
+    return SanitizerRun(tool, SanitizerStatus.CLEAN, [], run.output_tail[-1000:], seconds)
 
 
 def run_all(checker: Path, lab_id: str, runner_binary: Path, isolation,

@@ -7,12 +7,12 @@ Two passes:
   the forbidden strings of each lab (grader/labs.toml) inside the fenced
   regions. Fast, and works on a file that does not compile, but spelling
   walks past it: a macro, an alias, `using namespace std;`, dlsym.
-- check_linked: what the compiled file links and calls (grader/symbols.py),
+- check_linked: what the compiled file links and calls (grader/engine/symbols.py),
   compared with the lab's skeleton and reference solution compiled the same
-  way; the forbidden categories are data, in grader/policy.toml. Measured cost
+  way; the forbidden categories are data, in grader/engine/policy.toml. Measured cost
   per student file (compile included, baselines cached) on a loaded 2-core
   machine: 0.6 to 1.0 s for lab 01, 2.5 to 3.7 s for lab 04; see
-  grader/symbols.py.
+  grader/engine/symbols.py.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypedDict
 
+from ..labmeta import Lab
 from . import fences, symbols
-from .labmeta import Lab
 from .symbols import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"

@@ -13,7 +13,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from . import tools
+from ..infra import toolchain
 
 
 def summarize(testlog: Path) -> dict[str, list[str]]:
@@ -33,10 +33,10 @@ def summarize(testlog: Path) -> dict[str, list[str]]:
 
 
 def run(build_dir: Path, options: list[str]) -> int:
-    meson = tools.ensure_tools(need_pytest=True)
-    tools.configure(build_dir, [f"-D{o}" for o in options])
+    meson = toolchain.ensure_tools(need_pytest=True)
+    toolchain.configure(build_dir, [f"-D{o}" for o in options])
     print(f"[selftest] building everything in {build_dir} ...", flush=True)
-    built = tools.build(build_dir)
+    built = toolchain.build(build_dir)
     if not built.ok:
         print(built.log[-6000:])
         print("build failed\n0 passed, 1 failed")

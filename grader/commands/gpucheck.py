@@ -17,9 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-from . import grade, isolation, labmeta, sanitize, tools
-from .checker_run import run_checker
-from .scoring import LabResult, score
+from .. import labmeta
+from ..engine import sanitize
+from ..engine.checker_run import run_checker
+from ..engine.scoring import score
+from ..infra import isolation
+from ..infra import toolchain as tools
+from ..results import LabResult
+from . import grade
 from .selftest import summarize
 
 BENCH_SIZES = [16, 18, 20, 22, 24, 26, 28, 30]
@@ -28,7 +33,7 @@ ANCHOR_SHARE = 0.90
 
 
 def _run(cmd: list[str], timeout: float = 120) -> str:
-    from . import proc
+    from ..infra import proc
     try:
         done = proc.run(cmd, timeout=timeout)
     except OSError:
@@ -54,7 +59,7 @@ def bench_binaries(build_dir: Path, lab_id: str) -> list[Path]:
 def run_json(binary: Path, out_dir: Path, args: list[str], timeout: float = 900) -> dict:
     """Runs `binary ARGS --json=FILE`: its JSON, exit code and output tail."""
     path = out_dir / f"{binary.name}.json"
-    from . import proc
+    from ..infra import proc
     done = proc.run([str(binary), *args, f"--json={path}"], timeout=timeout)
     code = "timed_out" if done.timed_out else done.code
     output = done.output + (f" (timed out after {timeout} s)" if done.timed_out else "")
@@ -140,7 +145,7 @@ def run(out_dir: Path, build_dir: Path, arch: str, parts: tuple[str, ...] = PART
         print("[gpucheck] expected failures (skeletons, mutants) and peers ...", flush=True)
         # Correctness only (LAB_SKIP_PERF): three at a time fit the GPU's memory
         # with a 2^32-element case each.
-        from . import proc
+        from ..infra import proc
         proc.run(meson + ["test", "-C", str(build_dir), "--no-rebuild", "--print-errorlogs",
                           "--num-processes", "3", "--suite", "skeletons", "--suite",
                           "mutants", "--suite", "peers", "--suite", "harness"], timeout=3600)
@@ -248,7 +253,7 @@ def _script(args: list[str], out_dir: Path, name: str, timeout: float = 1800) ->
     """A repository script's run: exit code, output tail, and the JSON it wrote.
     Its whole output goes to OUT/NAME.log as it comes: a GPU call cut off by its
     time limit still shows how far the script got."""
-    from . import proc
+    from ..infra import proc
     done = proc.run([sys.executable, *args], timeout=timeout, cwd=tools.REPO,
                     env=dict(os.environ, PYTHONUNBUFFERED="1"),
                     log=out_dir / f"{Path(name).stem}.log")

@@ -8,7 +8,7 @@ crash or a hang costs that lab only.
 
 Workers of one GPU build and run their students' untimed tests side by side;
 each student's timed tests wait until that GPU is quiet and run alone (lab
-01's until the whole machine is: grader/gate.py). With one worker in all,
+01's until the whole machine is: grader/infra/gate.py). With one worker in all,
 every lab runs its tests in one go.
 
 Before the first student, the first worker of each GPU measures its copy
@@ -40,16 +40,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import class_report, feedback, gpus, grade, labmeta, proc, store, submissions, tools
-from .feedback import StudentResult
-from .gate import Gate, held
+from .. import labmeta
+from ..engine import feedback, lab_grading, submissions
+from ..infra import gpus, proc, store, toolchain
+from ..infra.atomic import write_atomic
+from ..infra.gate import Gate, held
+from ..infra.sandbox import Limits
+from ..results import StudentResult
+from ..status import LabStatus
+from . import class_report
 from .pace import Pace
-from .sandbox import Limits
 
 if TYPE_CHECKING:
     # In Worker's signatures `grade` is its method, not the module.
-    from .grade import TimedPart
-    from .sandbox import Sandbox
+    from ..engine.lab_grading import TimedPart
+    from ..infra.sandbox import Sandbox
 
 # A batch's ceiling may differ from the course's calibration by this much
 # (another GPU of the same model, a warmer room) and from its own first
@@ -58,7 +63,7 @@ CEILING_CALIBRATION_BOUND = 0.15
 CEILING_DRIFT_BOUND = 0.10
 
 
-class BatchError(tools.SetupError):
+class BatchError(toolchain.SetupError):
     """The batch cannot grade here; nobody's grade was written. exit_code 3."""
 
 
@@ -82,7 +87,7 @@ class BatchConfig:
     slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
     slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True                 # Slurm: wait for the job and write the gradebook
-    jobs_per_gpu: int = 1             # students graded at once per GPU (grader/gate.py)
+    jobs_per_gpu: int = 1             # students graded at once per GPU (grader/infra/gate.py)
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -91,7 +96,7 @@ class BatchConfig:
                  "sandbox": self.sandbox, "sanitize": self.sanitize, "arch": self.arch,
                  "policy": self.linked_policy,
                  "limits": asdict(self.sandbox_limits or Limits()),
-                 "grader": tools.git_commit(),
+                 "grader": toolchain.git_commit(),
                  "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16]}
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -105,7 +110,7 @@ def load_result(path: Path) -> StudentResult | None:
 
 
 def write_student(students_dir: Path, res: StudentResult) -> str:
-    return store.write_student(students_dir, res)
+    return feedback.write_student(students_dir, res)
 
 
 @dataclass
@@ -178,17 +183,17 @@ class Worker:
                      "--out): setting it up again")
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(home, here)
+        write_atomic(home, here)
         if not (self.build / "build.ninja").exists():
-            submissions.copy_harness(tools.REPO, self.src)  # no slides/, no solutions/
+            submissions.copy_harness(toolchain.REPO, self.src)  # no slides/, no solutions/
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
-            tools.configure(self.build, options, source=self.src)
-        checkers = sorted({grade.checker_target(lab) for lab in labs})
-        built = tools.build(self.build, checkers + [grade.runner_target(l, "labs") for l in labs])
+            toolchain.configure(self.build, options, source=self.src)
+        checkers = sorted({lab_grading.checker_target(lab) for lab in labs})
+        built = toolchain.build(self.build, checkers + [lab_grading.runner_target(l, "labs") for l in labs])
         if not built.ok and not (self.build / "tests" / checkers[0]).exists():
             raise BatchError(f"the harness does not build in {self.build}:\n{built.first_errors}")
         if self.config.sandbox and self.sandbox is None:
-            from .sandbox import Sandbox
+            from ..infra.sandbox import Sandbox
             gpu_env = {"CUDA_VISIBLE_DEVICES": self.gpu.uuid} if self.gpu else {}
             self.sandbox = Sandbox(self.config.sandbox_limits, timeout=self.config.timeout,
                                    gpu_node=self.gpu.device_node if self.gpu else None,
@@ -203,7 +208,7 @@ class Worker:
                          when: str) -> None:
         """The copy ceiling with no student process alive: the GPU's for GPU labs
         (through any GPU checker: the same copy), the host's for lab 01."""
-        kinds = {("gpu" if lab.needs_gpu else "cpu"): grade.checker_target(lab) for lab in labs}
+        kinds = {("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab) for lab in labs}
         for side, target in kinds.items():
             done = proc.run([str(self.build / "tests" / target), "--measure-ceiling"],
                             timeout=300, env=self.env)
@@ -230,14 +235,14 @@ class Worker:
                 # Timed too: a student's feedback quotes the reference's fraction on
                 # this GPU (about 10 s a lab, once per worker).
                 side = "gpu" if lab.needs_gpu else "cpu"
-                r = grade.grade_lab(lab, self.build, repo=self.src, timeout=self.config.timeout,
+                r = lab_grading.grade_lab(lab, self.build, repo=self.src, timeout=self.config.timeout,
                                     perf=self.config.perf, env=self.env, sanitize=False,
                                     isolation=cell, ceiling_gbps=self.ceilings[side].before
                                     if side in self.ceilings else None,
                                     gpu_expected=self.gpu_expected,
                                     linked_policy=self.config.linked_policy,
                                     policy_work=self.root / "policy")
-                if r.status != "graded" or r.points_correctness != r.max_correctness:
+                if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
                     why = r.reason or (r.first_failure.describe() if r.first_failure else "")
                     raise BatchError(
                         f"the reference solution of {lab.id} does not pass on this machine in "
@@ -267,15 +272,15 @@ class Worker:
         except ValueError as e:
             # The submission itself is at fault (a link, a FIFO, no labs/ ...): a
             # grade of 0 with the reason, not a fault of the batch.
-            return StudentResult(student, spec, "", tools.git_commit(), now,
-                                 labs=[grade.refused(lab, str(e)) for lab in labs],
+            return StudentResult(student, spec, "", toolchain.git_commit(), now,
+                                 labs=[lab_grading.refused(lab, str(e)) for lab in labs],
                                  notes=[f"submission refused: {e}"],
                                  options=self.config.fingerprint())
         cell = self.isolation(student)
         try:
-            notes = submissions.install(sub, course, tools.REPO / "labs", self.src / "labs")
+            notes = submissions.install(sub, course, toolchain.REPO / "labs", self.src / "labs")
             result = StudentResult(student, spec, submissions.content_hash(sub, course),
-                                   tools.git_commit(), now, notes=notes + sub.answer_notes,
+                                   toolchain.git_commit(), now, notes=notes + sub.answer_notes,
                                    options=self.config.fingerprint(), answers=sub.answers)
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
@@ -289,7 +294,7 @@ class Worker:
             _trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
             self._run_timed(timed or [], result, cell)
             _trace(f"{self.root.name} {student}: done")
-            errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == "error"]
+            errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == LabStatus.ERROR]
             if errors:
                 result.error = "not graded (a fault of the machine or the grader): " + \
                                "; ".join(errors)
@@ -302,7 +307,7 @@ class Worker:
 
     def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float],
                    timed: list[TimedPart] | None = None):
-        r = grade.grade_lab(
+        r = lab_grading.grade_lab(
             lab, self.build, repo=self.src, timeout=self.config.timeout,
             perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
             isolation=cell, gpu_expected=self.gpu_expected,
@@ -336,13 +341,13 @@ class Worker:
 
 def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
     """The reference solutions' fences in the worker's lab files (preflight)."""
-    sub = submissions.Submission("reference", "solutions", tools.REPO / "solutions")
-    submissions.install(sub, course, tools.REPO / "labs", dest_labs)
+    sub = submissions.Submission("reference", "solutions", toolchain.REPO / "solutions")
+    submissions.install(sub, course, toolchain.REPO / "labs", dest_labs)
 
 
 def summary_line(res: StudentResult) -> str:
-    bad = [r.lab[:2] + ":" + (r.status if r.status != "graded" else f"{r.tests_failed} failed")
-           for r in res.labs if r.status != "graded" or r.tests_failed]
+    bad = [r.lab[:2] + ":" + (r.status if r.status != LabStatus.GRADED else f"{r.tests_failed} failed")
+           for r in res.labs if r.status != LabStatus.GRADED or r.tests_failed]
     return (f"{res.student}: {res.points:g}/{res.max_points}"
             + (f" ({', '.join(bad)})" if bad else "") + (f" ERROR {res.error}" if res.error else ""))
 
@@ -377,9 +382,9 @@ def check_space(out: Path) -> None:
         try:
             free = shutil.disk_usage(where).free
         except OSError as e:
-            raise tools.SetupError(f"cannot use {where}: {e.strerror}") from None
+            raise toolchain.SetupError(f"cannot use {where}: {e.strerror}") from None
         if free < need:
-            raise tools.SetupError(f"{where} has {free >> 20} MB free; a batch needs at least "
+            raise toolchain.SetupError(f"{where} has {free >> 20} MB free; a batch needs at least "
                                    f"{need >> 20} MB there: free some space, or use another "
                                    "--out or TMPDIR")
 
@@ -400,12 +405,12 @@ class _Lock:
             out.mkdir(parents=True, exist_ok=True)
             self.file = open(out / ".batch.lock", "a")
         except OSError as e:
-            raise tools.SetupError(f"cannot use {out} for the batch's output: {e.strerror}") from None
+            raise toolchain.SetupError(f"cannot use {out} for the batch's output: {e.strerror}") from None
         try:
             fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.file.close()
-            raise tools.SetupError(f"another batch is writing to {out}: wait for it, or give "
+            raise toolchain.SetupError(f"another batch is writing to {out}: wait for it, or give "
                                    "this one another --out") from None
 
     def release(self) -> None:
@@ -419,7 +424,7 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
         raise ValueError("batch.run_batch grades locally; a Slurm batch goes through "
                          "slurm.run_batch")
     if config.sandbox:
-        from .sandbox import SandboxError, available
+        from ..infra.sandbox import SandboxError, available
         ok, why = available()
         if not ok:
             raise SandboxError(f"batch --sandbox: {why}")
@@ -428,7 +433,7 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
     ids = submissions.student_ids(specs, config.roster)   # refuses two submissions, one id
     for spec in ids:
         if not submissions.looks_remote(spec) and not os.path.exists(spec):
-            raise tools.SetupError(f"no such submission: {spec}")
+            raise toolchain.SetupError(f"no such submission: {spec}")
     lock = _Lock(config.out)
     try:
         check_space(config.out)
@@ -521,12 +526,12 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                     res = worker.grade(spec, student, course, labs)
                 except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
                     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-                    res = StudentResult(student, spec, "", tools.git_commit(), now,
+                    res = StudentResult(student, spec, "", toolchain.git_commit(), now,
                                         error=f"not graded: {type(e).__name__}: {e}",
                                         options=config.fingerprint())
                 if stop.is_set():
                     break   # graded while its processes were being killed: not a grade
-                store.write_student(students_dir, res)
+                feedback.write_student(students_dir, res)
                 with lock:
                     done.append(res)
                     pace.add(res)
@@ -572,7 +577,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     for t in threads:
         t.join()
     if errors and not done:
-        raise errors[0] if isinstance(errors[0], tools.SetupError) else \
+        raise errors[0] if isinstance(errors[0], toolchain.SetupError) else \
             BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
     report["pace"] = pace.to_dict()
     progress(pace.summary())
@@ -628,8 +633,8 @@ def _finish(config: BatchConfig, labs: list[labmeta.Lab], results: list[StudentR
             report: dict, progress) -> None:
     report["students"] = len(results)
     report["not_graded"] = sorted(r.student for r in results if r.error)
-    store.write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
-    store.write_atomic(config.out / "gradebook.csv",
+    write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(config.out / "gradebook.csv",
                        feedback.gradebook_csv(results, [lab.id for lab in labs]))
     progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}, "
              f"report: {class_report.write(config.out, results, labs)}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import labmeta, tools
-from .gpucheck import bench as run_bench, bench_binaries
+from .. import labmeta
+from ..infra import toolchain as tools
+from .gpucheck import bench as run_bench
+from .gpucheck import bench_binaries
 
 
 def collect(build_dir: Path, out_dir: Path, progress=print) -> dict:

@@ -1,54 +1,31 @@
-"""`grade`: build and run each lab on its own, score it, explain failures.
-
-Per lab: the string policy check (fast), the build of the lab's runner (the
-student's code), the linked policy check (what the compiled code calls),
-the trusted checker driving the runner, the score, and the small cases again
-under compute-sanitizer (GPU labs, when it is installed)."""
+"""Grading one lab: the string policy check (fast), the build of the lab's
+runner (the student's code), the linked policy check (what the compiled code
+calls), the trusted checker driving the runner, the score, and the small cases
+again under compute-sanitizer (GPU labs, when it is installed). A student's
+`grade` and an instructor's `batch` both grade through grade_lab."""
 from __future__ import annotations
 
 import contextlib
-import datetime
-import json
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from . import gpus, hints, isolation as isolation_mod, labmeta, policy, tools
+from .. import labmeta
+from ..infra import gpus, toolchain
+from ..infra import isolation as isolation_mod
+from ..infra.gate import SANITIZER, Gate, held
+from ..results import BinaryRun, LabResult
+from ..status import LabStatus, RunStatus, SanitizerStatus
+from . import policy
 from . import sanitize as sanitize_mod
-from .atomic import write_atomic
 from .checker_run import run_checker
-from .gate import SANITIZER, Gate, held
-from .gtest_run import BinaryRun
-from .scoring import LabResult, score
+from .scoring import score
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
 UNTIMED_TESTS = "-*Bandwidth*"
-
-
-@dataclass
-class GradeReport:
-    commit: str
-    date: str
-    impl: str
-    labs: list[LabResult] = field(default_factory=list)
-
-    @property
-    def points(self) -> float:
-        return sum(r.points for r in self.labs)
-
-    @property
-    def max_points(self) -> int:
-        """Points of the labs that ran: a lab that could not run here (no GPU)
-        is left out of the total, not counted as 0."""
-        return sum(r.max_points for r in self.labs if r.status != "skipped")
-
-    def to_dict(self) -> dict:
-        return {"commit": self.commit, "date": self.date, "impl": self.impl,
-                "points": self.points, "max_points": self.max_points,
-                "labs": [r.to_dict() for r in self.labs]}
 
 
 def checker_target(lab: labmeta.Lab) -> str:
@@ -65,7 +42,7 @@ def new_seed() -> int:
     return secrets.randbits(62)
 
 
-def _blank(lab: labmeta.Lab, status: str, reason: str) -> LabResult:
+def blank_result(lab: labmeta.Lab, status: LabStatus, reason: str) -> LabResult:
     return LabResult(lab=lab.id, title=lab.title, status=status, reason=reason,
                      max_correctness=lab.points_correctness,
                      max_performance=lab.points_performance, threshold=lab.threshold,
@@ -74,7 +51,7 @@ def _blank(lab: labmeta.Lab, status: str, reason: str) -> LabResult:
 
 def refused(lab: labmeta.Lab, why: str) -> LabResult:
     """A lab of a submission that was refused before anything ran: 0, with the reason."""
-    return _blank(lab, "refused", why)
+    return blank_result(lab, LabStatus.REFUSED, why)
 
 
 class Phases:
@@ -142,7 +119,7 @@ class TimedPart:
                                properties=untimed.properties,
                                cases=untimed.cases + timed.cases,
                                runner_exits=untimed.runner_exits + timed.runner_exits)
-        if timed.status != "completed":
+        if timed.status != RunStatus.COMPLETED:
             merged.status, merged.reason = timed.status, timed.reason
         result = score(self.lab, merged)
         before = self.result
@@ -156,12 +133,12 @@ def timed_tests_later(lab: labmeta.Lab, result: LabResult) -> bool:
     """Whether a lab graded with its timed tests held back earns a timed run:
     only a lab with every correctness point (a lab that lost them cannot earn
     performance points) and a rubric with performance points."""
-    return (result.status == "graded" and lab.points_performance > 0
+    return (result.status == LabStatus.GRADED and lab.points_performance > 0
             and result.points_correctness == result.max_correctness)
 
 
 def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str = "labs",
-               repo: Path = tools.REPO,
+               repo: Path = toolchain.REPO,
               timeout: float = 600.0, perf: bool = True, seed: int | None = None,
               env: dict[str, str] | None = None, sanitize: bool = True,
               isolation=None, ceiling_gbps: float | None = None,
@@ -184,14 +161,14 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
     sandboxed = hasattr(isolation, "build")
     with phases("build"):
         built = (isolation.build(build_dir, target, tree=repo) if sandboxed
-                 else tools.build(build_dir, target))
+                 else toolchain.build(build_dir, target))
     if not built.ok:
         if built.machine_fault:
-            return _blank(lab, "error", f"the build failed for the machine's sake, not the "
+            return blank_result(lab, LabStatus.ERROR, f"the build failed for the machine's sake, not the "
                                         f"code's: {built.machine_fault}")
-        result = _blank(lab, "build_failed", built.first_errors)
+        result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
         if violations:
-            result.status = "policy"
+            result.status = LabStatus.POLICY
             result.reason = "; ".join(_violation_text(v) for v in violations)
         return result
     if linked_policy and impl == "labs":
@@ -201,7 +178,7 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
                 continue  # a student's own copy: the instructor's batch runs this check
             with phases("policy"):
                 checked = policy.check_linked(
-                    lab, lab_dir / name, skeleton_file=tools.REPO / "labs" / lab.id / name,
+                    lab, lab_dir / name, skeleton_file=toolchain.REPO / "labs" / lab.id / name,
                     reference_file=reference, include_dirs=[repo / "common"],
                     work=policy_work or build_dir / "policy")
             violations += checked.violations
@@ -226,22 +203,22 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
                               gtest_filter=UNTIMED_TESTS if later else None, **kw)
         result = score(lab, run)
         note = iso.note()
-        if note and result.status == "graded" and result.points_correctness == 0 \
+        if note and result.status == LabStatus.GRADED and result.points_correctness == 0 \
                 and not (result.first_failure and result.first_failure.hint == "not_implemented"):
             result.notes.append(note)
-        if sanitize and lab.needs_gpu and result.status == "graded" and result.points_correctness:
+        if sanitize and lab.needs_gpu and result.status == LabStatus.GRADED and result.points_correctness:
             with phases("sanitizer"), SANITIZER, held(gate):
                 _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
         if own:
             iso.cleanup()
     if violations:
-        result.status = "policy"
+        result.status = LabStatus.POLICY
         result.points_correctness = result.points_performance = 0.0
         result.reason = "; ".join(_violation_text(v) for v in violations)
     elif later and timed_later is not None and timed_tests_later(lab, result):
         timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
-    elif later and result.status == "graded" and lab.points_performance > 0:
+    elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:
         result.notes.append("bandwidth not measured: it is timed once every correctness "
                             "test passes")
     return result
@@ -254,7 +231,7 @@ def _violation_text(v: policy.Violation) -> str:
 
 def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
     """The reference solution's file, where this tree has one (not in a release)."""
-    for root in (repo, tools.REPO):
+    for root in (repo, toolchain.REPO):
         p = root / "solutions" / lab.id / name
         if p.is_file():
             return p
@@ -269,91 +246,7 @@ def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None
     for tool_run in sanitize_mod.run_all(build_dir / "tests" / checker_target(lab), lab.id, runner,
                                          iso, tools=tools_for_lab, env=env, seed=seed):
         result.sanitizer[tool_run.tool] = tool_run.status
-        if tool_run.status == "findings":
+        if tool_run.status == SanitizerStatus.FINDINGS:
             result.points_correctness = result.points_performance = 0.0
             result.hints.insert(0, f"compute-sanitizer {tool_run.tool} found a hazard that the "
                                    f"outputs did not show: " + "; ".join(tool_run.findings[:3]))
-
-
-def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
-          impl: str = "labs", timeout: float = 600.0, perf: bool = True,
-          seed: int | None = None, sanitize: bool = True, progress=print) -> GradeReport:
-    course = labmeta.load()
-    labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
-    build_dir = build_dir or tools.REPO / "build"
-    tools.configure(build_dir)
-    have_gpu = bool(gpus.list_gpus())
-    report = GradeReport(commit=tools.git_commit(), impl=impl,
-                         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    checkers = sorted({checker_target(lab) for lab in labs if have_gpu or not lab.needs_gpu})
-    if checkers:
-        progress(f"[grader] building the checkers ({', '.join(checkers)}) ...")
-        built = tools.build(build_dir, checkers)
-        if not built.ok:
-            raise tools.SetupError(f"the checkers do not build (the harness, not your code):\n"
-                                   f"{built.first_errors}")
-    for lab in labs:
-        if lab.needs_gpu and not have_gpu:
-            # Build it (a compile error is worth knowing), but do not run it.
-            progress(f"[grader] {lab.id}: building (no GPU here, so not run) ...")
-            built = tools.build(build_dir, runner_target(lab, impl))
-            report.labs.append(_blank(lab, "skipped" if built.ok else "build_failed",
-                                      "not run: this machine has no NVIDIA GPU" if built.ok
-                                      else built.first_errors))
-            continue
-        progress(f"[grader] {lab.id}: building and testing ...")
-        report.labs.append(grade_lab(lab, build_dir, impl=impl, timeout=timeout, perf=perf,
-                                     seed=seed, sanitize=sanitize, gpu_expected=have_gpu))
-    return report
-
-
-def write_json(report: GradeReport, path: Path) -> None:
-    write_atomic(path, json.dumps(report.to_dict(), indent=2) + "\n")
-
-
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.0f}%"
-
-
-def table(report: GradeReport) -> str:
-    rows = [("lab", "tests", "GB/s", "% ceiling", "threshold", "points")]
-    for r in report.labs:
-        tests = {"graded": f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
-                 "policy": f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
-                 "build_failed": "no build", "skipped": "not run (no GPU)",
-                 "missing": "missing", "error": "grader error"}.get(r.status, r.status)
-        points = "not run" if r.status == "skipped" else f"{r.points:g}/{r.max_points}"
-        rows.append((r.lab, tests, "-" if r.gbps is None else f"{r.gbps:.0f}", _pct(r.fraction),
-                     _pct(r.threshold), points))
-    skipped = sum(r.status == "skipped" for r in report.labs)
-    rows.append(("total" + (f" ({skipped} not run)" if skipped else ""), "", "", "", "",
-                 f"{report.points:g}/{report.max_points}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                       for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
-    lines.insert(1, "-" * len(lines[0]))
-    lines.insert(len(lines) - 1, "-" * len(lines[0]))
-    return "\n".join(lines)
-
-
-def details(report: GradeReport) -> str:
-    """What went wrong, lab by lab: the first failing case and the likely cause."""
-    out = []
-    for r in report.labs:
-        if r.status == "build_failed":
-            out.append(f"{r.lab}: does not compile:\n    " + r.reason.replace("\n", "\n    "))
-        elif r.status == "skipped":
-            out.append(f"{r.lab}: {r.reason}")
-        elif r.status == "policy":
-            out.append(f"{r.lab}: policy check failed: {r.reason}")
-        elif r.status == "error":
-            out.append(f"{r.lab}: NOT GRADED, a fault of this machine or of the grader: {r.reason}")
-        if r.first_failure:
-            out.append(f"{r.lab}: {r.first_failure.test} failed ({r.first_failure.describe()})")
-            for h in r.hints:
-                out.append(f"    hint: {h}")
-            out.append(f"    see: {hints.where_explained(r.lab, r.first_failure.hint)}")
-            out.append(f"    replay: --seed={r.seed}" if r.seed else "")
-        for note in r.notes:
-            out.append(f"{r.lab}: {note}")
-    return "\n".join(l for l in out if l)

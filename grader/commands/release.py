@@ -28,7 +28,8 @@ import sys
 import tarfile
 from pathlib import Path, PurePosixPath
 
-from . import tools
+from ..infra import toolchain
+from ..status import LabStatus
 
 # Paths (relative to the repository root) that never reach a release; ".git"
 # stays last (the release gets a .git of its own).
@@ -52,16 +53,16 @@ def _first_line(b: bytes) -> str:
 def head(repo: Path) -> str:
     """The commit a release of `repo` is built from; SetupError where there is none."""
     if not shutil.which("git"):
-        raise tools.SetupError(_NOT_GIT.format(repo=repo, why="no git on PATH"))
+        raise toolchain.SetupError(_NOT_GIT.format(repo=repo, why="no git on PATH"))
     top = _git(repo, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        raise tools.SetupError(_NOT_GIT.format(repo=repo, why=_first_line(top.stderr)))
+        raise toolchain.SetupError(_NOT_GIT.format(repo=repo, why=_first_line(top.stderr)))
     if Path(top.stdout.decode().strip()).resolve() != Path(repo).resolve():
-        raise tools.SetupError(_NOT_GIT.format(
+        raise toolchain.SetupError(_NOT_GIT.format(
             repo=repo, why=f"it is a folder inside the checkout {top.stdout.decode().strip()}"))
     sha = _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     if sha.returncode != 0:
-        raise tools.SetupError(_NOT_GIT.format(repo=repo, why="no commit at HEAD"))
+        raise toolchain.SetupError(_NOT_GIT.format(repo=repo, why="no commit at HEAD"))
     return sha.stdout.decode().strip()
 
 
@@ -73,7 +74,7 @@ def left_out(path: str) -> bool:
 def _committed_files(repo: Path, commit: str) -> set[str]:
     out = _git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
     if out.returncode != 0:
-        raise tools.SetupError(f"git ls-tree {commit} failed: {_first_line(out.stderr)}")
+        raise toolchain.SetupError(f"git ls-tree {commit} failed: {_first_line(out.stderr)}")
     return {p for p in out.stdout.decode().split("\0") if p}
 
 
@@ -98,7 +99,7 @@ def _extract(archive: bytes, dest: Path, tracked: set[str]) -> list[str]:
             name = m.name.rstrip("/")
             parts = PurePosixPath(name).parts
             if not name or name.startswith("/") or ".." in parts:
-                raise tools.SetupError(f"git archive gave an unsafe path {m.name!r}")
+                raise toolchain.SetupError(f"git archive gave an unsafe path {m.name!r}")
             if left_out(name):
                 continue
             target = dest.joinpath(*parts)
@@ -106,7 +107,7 @@ def _extract(archive: bytes, dest: Path, tracked: set[str]) -> list[str]:
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             if name not in tracked:
-                raise tools.SetupError(f"git archive gave {name}, which is no file of HEAD")
+                raise toolchain.SetupError(f"git archive gave {name}, which is no file of HEAD")
             target.parent.mkdir(parents=True, exist_ok=True)
             if m.isreg():
                 contents = tar.extractfile(m)
@@ -116,10 +117,10 @@ def _extract(archive: bytes, dest: Path, tracked: set[str]) -> list[str]:
             elif m.issym():
                 inside = (target.parent / m.linkname).resolve()
                 if os.path.isabs(m.linkname) or not inside.is_relative_to(dest.resolve()):
-                    raise tools.SetupError(f"{name} links outside the release ({m.linkname})")
+                    raise toolchain.SetupError(f"{name} links outside the release ({m.linkname})")
                 os.symlink(m.linkname, target)
             else:
-                raise tools.SetupError(f"git archive gave {name} of an unexpected type")
+                raise toolchain.SetupError(f"git archive gave {name} of an unexpected type")
             written.append(name)
     return written
 
@@ -127,14 +128,14 @@ def _extract(archive: bytes, dest: Path, tracked: set[str]) -> list[str]:
 def make(dest: Path, repo: Path | None = None) -> str:
     """Writes the release of `repo` (default: this repository) at HEAD into `dest`, an
     empty or new folder, as a one-commit git repository; returns the commit released."""
-    repo = Path(repo if repo is not None else tools.REPO).resolve()
+    repo = Path(repo if repo is not None else toolchain.REPO).resolve()
     commit = head(repo)
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
-        raise tools.SetupError(f"{dest} exists and is not empty")
+        raise toolchain.SetupError(f"{dest} exists and is not empty")
     archive = _git(repo, "archive", "--format=tar", commit)
     if archive.returncode != 0:
-        raise tools.SetupError(f"git archive {commit} failed: {_first_line(archive.stderr)}")
+        raise toolchain.SetupError(f"git archive {commit} failed: {_first_line(archive.stderr)}")
     dest.mkdir(parents=True, exist_ok=True)
     _extract(archive.stdout, dest, _committed_files(repo, commit))
     ident = ["-c", "user.name=course", "-c", "user.email=course@example.invalid",
@@ -143,7 +144,7 @@ def make(dest: Path, repo: Path | None = None) -> str:
                  [*ident, "commit", "-q", "--no-verify", "-m", f"Student release of {commit}"]):
         done = _git(dest, *args)
         if done.returncode != 0:
-            raise tools.SetupError(f"git {args[-1] if args[0] == '-c' else args[0]} in {dest} "
+            raise toolchain.SetupError(f"git {args[-1] if args[0] == '-c' else args[0]} in {dest} "
                                    f"failed: {_first_line(done.stderr)}")
     return commit
 
@@ -156,14 +157,14 @@ def check(dest: Path) -> tuple[bool, str]:
     if not report.exists():
         return False, f"no report; grade printed:\n{(proc.stdout + proc.stderr)[-3000:]}"
     lab = json.loads(report.read_text())["labs"][0]
-    ok = (proc.returncode == 1 and lab["status"] == "graded" and lab["tests_failed"] > 0
+    ok = (proc.returncode == 1 and lab["status"] == LabStatus.GRADED and lab["tests_failed"] > 0
           and (lab.get("first_failure") or {}).get("hint") == "not_implemented")
     return ok, f"lab 01 in the release: {lab['tests_passed']} passed, {lab['tests_failed']} " \
                f"failed, first failure hint {(lab.get('first_failure') or {}).get('hint')}"
 
 
 def run(dest: Path, do_check: bool, repo: Path | None = None) -> int:
-    repo = Path(repo if repo is not None else tools.REPO).resolve()
+    repo = Path(repo if repo is not None else toolchain.REPO).resolve()
     commit = make(dest, repo)
     left = [p for p in LEFT_OUT if (dest / p).exists() and p != ".git"]
     if left:

@@ -1,5 +1,5 @@
 """Where the lab's code runs when there is no bubblewrap sandbox (--sandbox is
-the stronger choice, grader/sandbox.py).
+the stronger choice, grader/infra/sandbox.py).
 
 Whatever the mode, the checker that judges is a separate process the lab's
 code cannot reach (tests/support/runner_link.hpp). Here the runner also gets:
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import proc
-from .checker_run import RunnerSpec
+from .runner import RunnerSpec
 
 NOBODY_ID = 65534
 

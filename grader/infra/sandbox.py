@@ -47,8 +47,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc, tools
-from .checker_run import RunnerSpec
+from . import proc, toolchain
+from .runner import RunnerSpec
 
 NOBODY = 65534
 MiB = 1 << 20
@@ -57,7 +57,7 @@ _PASS_ENV_PREFIXES = ("LAB_", "CUDA_", "GTEST_", "NVIDIA_", "OMP_")
 _PASS_ENV = {"LANG", "LC_ALL", "TZ", "SEED"}
 
 
-class SandboxError(tools.SetupError):
+class SandboxError(toolchain.SetupError):
     """bubblewrap cannot make a sandbox here; the message says why."""
 
 
@@ -348,8 +348,8 @@ class Cell:
     # -- the build -----------------------------------------------------------------------------
 
     def build(self, build_dir: Path, target: str, *, tree: Path | None = None,
-              timeout: float = 1800) -> tools.BuildResult:
-        """tools.build in a sandbox: ninja sees the toolchain and the worker's tree
+              timeout: float = 1800) -> toolchain.BuildResult:
+        """toolchain.build in a sandbox: ninja sees the toolchain and the worker's tree
         (tree: the harness's source folder, often holding build_dir), nothing else."""
         build_dir = Path(build_dir).resolve()
         tree = Path(tree).resolve() if tree else build_dir.parent
@@ -358,7 +358,7 @@ class Cell:
                                        *os.environ.get("PATH", "").split(":")]))
         # Every compiler this build really runs, wherever it is installed.
         ro = [os.path.dirname(ninja), sys.prefix, sys.base_prefix,
-              *tools.toolchain_dirs(build_dir, path)]
+              *toolchain.toolchain_dirs(build_dir, path)]
         ro += self.box.extra_ro + self.box.toolchain
         cmd = [_bwrap_binary()] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
         cmd += ["--tmpfs", "/tmp", "--bind", str(tree), str(tree)]
@@ -370,8 +370,8 @@ class Cell:
                 f"tests/{target}"]
         done = proc.run(cmd, timeout=timeout)
         if done.timed_out:
-            return tools.BuildResult(target, False, f"build timed out after {timeout:.0f} s")
-        return tools.BuildResult(target, done.code == 0, done.output, seconds=done.seconds)
+            return toolchain.BuildResult(target, False, f"build timed out after {timeout:.0f} s")
+        return toolchain.BuildResult(target, done.code == 0, done.output, seconds=done.seconds)
 
 
 def _real_ninja() -> str:

@@ -7,12 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from . import feedback
-from .atomic import write_atomic  # batch, slurm, pace and the class report write through store
-from .feedback import StudentResult
-from .scoring import LabResult
-
-
+from ..results import LabResult, StudentResult
 
 
 def digest(text: str) -> str:
@@ -38,14 +33,3 @@ def load_result(path: Path, max_bytes: int = 4 << 20) -> StudentResult | None:
                 and 0 <= lab.points_performance <= lab.max_performance):
             return None
     return res
-
-
-def write_student(students_dir: Path, res: StudentResult) -> str:
-    """A student's feedback, Gradescope results and result.json (last: marks
-    done). Returns the digest of result.json, which the gradebook row carries."""
-    d = students_dir / res.student
-    write_atomic(d / "feedback.md", feedback.markdown(res))
-    write_atomic(d / "results.json", json.dumps(feedback.gradescope(res), indent=2))
-    text = res.to_json()
-    write_atomic(d / "result.json", text)
-    return digest(text)

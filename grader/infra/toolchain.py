@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import proc
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO / "requirements.txt"
 
 

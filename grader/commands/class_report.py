@@ -13,9 +13,10 @@ import io
 import urllib.parse
 from pathlib import Path
 
-from . import store
-from .feedback import StudentResult
-from .labmeta import Lab
+from ..infra.atomic import write_atomic
+from ..labmeta import Lab
+from ..results import StudentResult
+from ..status import LabStatus
 
 STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
@@ -25,7 +26,7 @@ section{margin-bottom:2.5em}"""
 
 def write(out: Path, results: list[StudentResult], labs: list[Lab]) -> Path:
     path = out / "report.html"
-    store.write_atomic(path, render(results, labs))
+    write_atomic(path, render(results, labs))
     return path
 
 
@@ -49,7 +50,7 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
         return ""
     full = sum(1 for l in rows if l.points == l.max_points)
     zero = sum(1 for l in rows if l.points == 0)
-    statuses = collections.Counter(l.status for l in rows if l.status != "graded")
+    statuses = collections.Counter(l.status for l in rows if l.status != LabStatus.GRADED)
     hints = collections.Counter(h for l in rows for h in l.hints[:1])
     fractions = [l.fraction for l in rows if l.correct and l.fraction is not None]
     reference = next((l.reference_fraction for l in rows if l.reference_fraction), None)
@@ -60,7 +61,7 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
            + "".join(f"; {n} {html.escape(s.replace('_', ' '))}" for s, n in statuses.items())
            + ".</p>"]
     failed_build = [r.student for r in results for l in r.labs
-                    if l.lab == lab.id and l.status == "build_failed"]
+                    if l.lab == lab.id and l.status == LabStatus.BUILD_FAILED]
     if failed_build:
         out.append("<p class=bad>Did not compile: " + ", ".join(map(html.escape, failed_build))
                    + ".</p>")

@@ -23,10 +23,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import isolation, labmeta, tools
-from .atomic import write_atomic
-from .checker_run import run_checker
-from .scoring import bandwidth_figures, is_performance
+from .. import labmeta
+from ..engine.checker_run import run_checker
+from ..engine.scoring import bandwidth_figures, is_performance
+from ..infra import isolation
+from ..infra import toolchain as tools
+from ..infra.atomic import write_atomic
 
 
 @dataclass

@@ -43,9 +43,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from . import batch, class_report, labmeta, proc, store, submissions, tools
-from .feedback import StudentResult, gradebook_csv
-from .sandbox import Limits
+from .. import labmeta
+from ..engine import feedback, submissions
+from ..engine.feedback import gradebook_csv
+from ..infra import proc, toolchain
+from ..infra.atomic import write_atomic
+from ..infra.sandbox import Limits
+from ..results import StudentResult
+from . import batch, class_report
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
 # How long a failing squeue/sacct is asked again before the batch gives up on
@@ -64,7 +69,7 @@ TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
 T = TypeVar("T")
 
 
-class SlurmError(tools.SetupError):
+class SlurmError(toolchain.SetupError):
     """Slurm cannot be used from here; the message says why."""
 
 
@@ -255,7 +260,7 @@ def _manifest(config: batch.BatchConfig, specs: list[str]) -> dict:
             "sandbox": config.sandbox, "sandbox_limits": asdict(limits),
             "sanitize": config.sanitize, "linked_policy": config.linked_policy,
             "preflight": config.preflight,
-            "slots": config.slots, "commit": tools.git_commit(),
+            "slots": config.slots, "commit": toolchain.git_commit(),
             "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -276,7 +281,7 @@ def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
     extra = list(config.slurm_args or [])
     cmd = ["sbatch", "--parsable", f"--array=0-{len(specs) - 1}%{max(1, config.slots)}",
            f"--job-name={_name(out)}", f"--output={sdir / 'logs' / '%A_%a.out'}",
-           f"--chdir={tools.REPO}", "--export=ALL", "--ntasks=1"]
+           f"--chdir={toolchain.REPO}", "--export=ALL", "--ntasks=1"]
     if config.partition:
         cmd.append(f"--partition={config.partition}")
     needs_gpu = any(lab.needs_gpu for lab in labs)
@@ -379,7 +384,7 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
     if not ok:
         raise SlurmError(f"batch --slurm: {why}")
     if config.sandbox:
-        from . import sandbox
+        from ..infra import sandbox
         ok, why = sandbox.available()
         if not ok:   # checked here; the nodes check again for themselves
             progress(f"[slurm] note: no sandbox on this machine ({why}); the nodes need one")
@@ -440,11 +445,11 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
         name = ids[spec]
         res = batch.load_result(students / name / "result.json")
         if res is None:
-            res = StudentResult(name, spec, "", tools.git_commit(), now,
+            res = StudentResult(name, spec, "", toolchain.git_commit(), now,
                                 error="not graded: its Slurm task ended without a result "
                                       "(see OUT/slurm/logs/); run the batch again")
         results.append(res)
-    store.write_atomic(config.out / "gradebook.csv",
+    write_atomic(config.out / "gradebook.csv",
                        gradebook_csv(results, [lab.id for lab in labs]))
     progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}, "
              f"report: {class_report.write(config.out, results, labs)}")
@@ -512,7 +517,7 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
             res = worker.grade(spec, name, course, labs)
         finally:
             worker.close()
-        store.write_student(students, res)
+        feedback.write_student(students, res)
         print(f"[slurm-task {index}] {batch.summary_line(res)}", flush=True)
         return 1 if res.error else 0
     finally:

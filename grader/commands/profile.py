@@ -24,9 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import labmeta, proc, tools
+from .. import labmeta
+from ..infra import proc, toolchain
+from ..status import ProfileStatus
 
-REFERENCE_RUN = tools.REPO / "tests" / "gpu_runs" / "h200" / "profile.json"
+REFERENCE_RUN = toolchain.REPO / "tests" / "gpu_runs" / "h200" / "profile.json"
 DEFAULT_LOG2N = 25     # 128 MiB of ints: more than any L2, so DRAM is what is measured
 EXIT_NO_GPU = 4
 EXIT_NO_PERMISSION = 5
@@ -179,7 +181,7 @@ class Profile:
     """One call of one bench program under ncu."""
     name: str                  # the bench's name: lab id, and -sum/-max where a lab has two
     source: str                # yours | reference (live) | the committed run's GPU and commit
-    status: str                # ok | wrong | not_implemented | error
+    status: ProfileStatus
     log2n: int = DEFAULT_LOG2N
     device: str = ""
     detail: str = ""
@@ -207,7 +209,7 @@ def find_ncu() -> str:
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)
-    raise tools.SetupError("Nsight Compute (ncu) was not found: it comes with the CUDA toolkit "
+    raise toolchain.SetupError("Nsight Compute (ncu) was not found: it comes with the CUDA toolkit "
                            "(bin/ncu, or the nsight-compute package); put it on PATH")
 
 
@@ -283,16 +285,17 @@ def profile_binary(binary: Path, source: str, log2n: int = DEFAULT_LOG2N,
         raise ProfileError(f"no usable NVIDIA GPU here: {done.output.strip()[-300:]}",
                            EXIT_NO_GPU)
     if done.timed_out:
-        return Profile(binary.name, source, "error", log2n,
+        return Profile(binary.name, source, ProfileStatus.ERROR, log2n,
                        detail=f"timed out after {timeout:.0f} s (an endless loop?)")
-    status = said.get("status", "error")
+    # A word the harness never prints is no verdict: an error, like no word at all.
+    status = next((s for s in ProfileStatus if s == said.get("status")), ProfileStatus.ERROR)
     kernels = parse_csv(report)
     p = Profile(said.get("name", binary.name), source, status, log2n,
                 device=said.get("device", ""), detail=said.get("detail", ""), kernels=kernels)
-    if status == "not_implemented":
+    if status == ProfileStatus.NOT_IMPLEMENTED:
         return p
     if not kernels:
-        p.status = "error"
+        p.status = ProfileStatus.ERROR
         p.detail = (p.detail + " " if p.detail else "") + \
             "ncu profiled no kernel: " + _last_lines(everything)
         return p
@@ -386,9 +389,9 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
         print("profile needs an NVIDIA GPU (nvidia-smi lists none here): nothing profiled")
         return EXIT_NO_GPU
     find_ncu()
-    live = (tools.REPO / "solutions").is_dir()
+    live = (toolchain.REPO / "solutions").is_dir()
     committed = {} if live else load_reference_run()
-    tools.configure(build_dir, [f"-Dgpu_arch={arch}"] if arch else None)
+    toolchain.configure(build_dir, [f"-Dgpu_arch={arch}"] if arch else None)
 
     mine_prefix = "bench-" if impl == "solutions" else "labs-bench-"
     names = [name for lab in labs for name in bench_names(lab)]
@@ -400,12 +403,12 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
     if live:
         targets += [f"bench-{x}" for x in set(names) | {p for p in previous.values() if p}]
     progress(f"[profile] building {len(targets)} program(s) ...")
-    built = tools.build(build_dir, sorted(set(targets)))
+    built = toolchain.build(build_dir, sorted(set(targets)))
     if not built.ok:
         print(f"build failed:\n{built.first_errors}")
         return 1
     if not live and not committed:
-        print(f"note: no reference profile here ({REFERENCE_RUN.relative_to(tools.REPO)} is "
+        print(f"note: no reference profile here ({REFERENCE_RUN.relative_to(toolchain.REPO)} is "
               "missing): only your own columns are shown")
 
     results: dict[str, dict[str, Profile | None]] = {}
@@ -449,14 +452,14 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
     print(f"\nreport: {json_path}")
     judged = [row.get("yours" if not references_only else "reference")
               for row in results.values()]
-    return 1 if any(p is None or p.status != "ok" for p in judged) else 0
+    return 1 if any(p is None or p.status != ProfileStatus.OK for p in judged) else 0
 
 
 def machine_info() -> dict:
-    from .gpus import list_gpus
+    from ..infra.gpus import list_gpus
     gpu = next(iter(list_gpus()), None)
     done = proc.run([find_ncu(), "--version"], timeout=60)
-    return {"gpu": gpu.name if gpu else "", "commit": tools.git_commit(),
+    return {"gpu": gpu.name if gpu else "", "commit": toolchain.git_commit(),
             "ncu": done.output.strip().splitlines()[-1] if done.ok and done.output.strip()
             else ""}
 
@@ -475,11 +478,11 @@ def table(course: labmeta.Course, name: str, row: dict[str, Profile | None],
             f"Compute" + (f", {any_p.device}" if any_p and any_p.device else ""))
     lines = [head]
     for title, p in columns:
-        if p.status != "ok":
-            why = {"not_implemented": "still the skeleton (its TODO ran): nothing to profile",
-                   "wrong": f"WRONG RESULT ({p.detail}): profiled all the same; fix it first "
+        if p.status != ProfileStatus.OK:
+            why = {ProfileStatus.NOT_IMPLEMENTED: "still the skeleton (its TODO ran): nothing to profile",
+                   ProfileStatus.WRONG: f"WRONG RESULT ({p.detail}): profiled all the same; fix it first "
                             "(grade it for the failing case)",
-                   "error": f"not profiled: {p.detail}"}.get(p.status, p.status)
+                   ProfileStatus.ERROR: f"not profiled: {p.detail}"}.get(p.status, p.status)
             lines.append(f"  {title}: {why}")
         if p.source not in ("yours", "reference", "solutions/"):
             lines.append(f"  {title}: {p.source}")

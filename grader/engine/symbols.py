@@ -1,5 +1,5 @@
 """What a lab file really links and calls: compile it so that calls stay
-visible, then read the facts the policy check (grader/policy.py) judges.
+visible, then read the facts the policy check (grader/engine/policy.py) judges.
 
 Spelling can hide a call (a macro that pastes a name, an alias, `using
 namespace`, a function pointer, dlsym); compiled output cannot. So the file is
@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from . import proc
+from ..infra import proc
 
 FORMAT = 1                 # bump when facts change meaning: old cache entries are ignored
 OUTPUT_CAP = 64 << 20      # bytes of a tool's output that are read; the rest is cut off
@@ -139,7 +139,7 @@ class Ran:
 
 def run(cmd: list[str], *, timeout: float, cwd: Path | None = None,
         cap: int = OUTPUT_CAP) -> Ran:
-    """The grader's one process runner (grader/proc.py): a process group of its
+    """The grader's one process runner (grader/infra/proc.py): a process group of its
     own, killed as a whole at the timeout (nvcc's children too); output to a
     file, of which only the first `cap` bytes are read."""
     done = proc.run(cmd, timeout=timeout, cwd=cwd, output_limit=1 << 40, tail=cap + 1, head=True)

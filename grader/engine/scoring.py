@@ -7,87 +7,10 @@ passes, linear in the measured fraction of the copy ceiling from the lab's
 `floor` (0 points) to its `threshold` (all points)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-
+from ..labmeta import Lab
+from ..results import BinaryRun, CaseResult, FailedCase, LabResult
+from ..status import CaseStatus, LabStatus, RunStatus
 from . import hints
-from .gtest_run import BinaryRun, CaseResult
-from .labmeta import Lab
-
-
-@dataclass
-class FailedCase:
-    test: str
-    status: str
-    n: str = ""
-    input: str = ""
-    variant: str = ""
-    expected: str = ""
-    got: str = ""
-    hint: str = ""
-    message: str = ""
-
-    def describe(self) -> str:
-        """The case in words: 'variant: n=257, input random; expected 3, got 5'."""
-        where = f"n={self.n}, input {self.input}" if self.n else self.test
-        if self.variant:
-            where = f"{self.variant}: {where}"
-        return where + (f"; expected {self.expected}, got {self.got}" if self.got else "")
-
-
-@dataclass
-class LabResult:
-    lab: str
-    title: str
-    # graded | build_failed | skipped (no GPU here) | policy | missing | refused (the
-    # submission was not plain files) | error (the machine's or grader's fault: not a grade)
-    status: str
-    reason: str = ""
-    tests_passed: int = 0
-    tests_failed: int = 0
-    tests_skipped: int = 0
-    first_failure: FailedCase | None = None
-    hints: list[str] = field(default_factory=list)
-    gbps: float | None = None
-    ceiling_gbps: float | None = None
-    fraction: float | None = None
-    threshold: float = 0.0
-    floor: float = 0.0
-    points_correctness: float = 0.0
-    points_performance: float = 0.0
-    max_correctness: int = 0
-    max_performance: int = 0
-    seed: str = ""
-    notes: list[str] = field(default_factory=list)
-    sanitizer: dict[str, str] = field(default_factory=dict)  # tool -> clean | findings | ...
-    timing: dict[str, float] = field(default_factory=dict)   # phase -> seconds (grade.Phases)
-    # What the reference solution reached in the same batch, on the same GPU (preflight).
-    reference_fraction: float | None = None
-
-    @property
-    def points(self) -> float:
-        return self.points_correctness + self.points_performance
-
-    @property
-    def max_points(self) -> int:
-        return self.max_correctness + self.max_performance
-
-    @property
-    def correct(self) -> bool:
-        return self.status == "graded" and self.tests_failed == 0 and self.tests_passed > 0
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["points"] = self.points
-        d["max_points"] = self.max_points
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LabResult":
-        """The inverse of to_dict (reports, batch results, gpucheck evidence)."""
-        d = {k: v for k, v in d.items() if k not in ("points", "max_points")}
-        if d.get("first_failure"):
-            d["first_failure"] = FailedCase(**d["first_failure"])
-        return cls(**d)
 
 
 def is_performance(case: CaseResult) -> bool:
@@ -134,24 +57,24 @@ def bandwidth_figures(case: CaseResult) -> list[dict]:
 
 
 def score(lab: Lab, run: BinaryRun) -> LabResult:
-    r = LabResult(lab=lab.id, title=lab.title, status="graded", threshold=lab.threshold,
+    r = LabResult(lab=lab.id, title=lab.title, status=LabStatus.GRADED, threshold=lab.threshold,
                   floor=lab.floor, max_correctness=lab.points_correctness,
                   max_performance=lab.points_performance, seed=run.properties.get("seed", ""))
-    if run.status == "missing":
-        r.status, r.reason = "missing", run.reason
+    if run.status == RunStatus.MISSING:
+        r.status, r.reason = LabStatus.MISSING, run.reason
         return r
-    if run.status == "skipped":
-        r.status, r.reason = "skipped", run.reason
+    if run.status == RunStatus.SKIPPED:
+        r.status, r.reason = LabStatus.SKIPPED, run.reason
         return r
-    if run.status == "checker_failed":
+    if run.status == RunStatus.CHECKER_FAILED:
         # The grader's own fault: never a grade (batch records it and regrades).
-        r.status, r.reason = "error", run.reason
+        r.status, r.reason = LabStatus.ERROR, run.reason
         return r
-    if run.status == "timed_out":
+    if run.status == RunStatus.TIMED_OUT:
         r.notes.append(f"stopped: {run.reason}; the tests that had not run count as failed")
-    r.tests_passed = sum(c.status == "passed" for c in run.cases)
+    r.tests_passed = sum(c.status == CaseStatus.PASSED for c in run.cases)
     r.tests_failed = sum(not c.ok for c in run.cases)
-    r.tests_skipped = sum(c.status == "skipped" for c in run.cases)
+    r.tests_skipped = sum(c.status == CaseStatus.SKIPPED for c in run.cases)
     failed = [c for c in run.cases if not c.ok]
     if failed:
         # The most telling failure first: a correctness case with a named size,
@@ -188,13 +111,13 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
     bandwidth = [c for c in run.cases if is_performance(c)]
     if not bandwidth:
         return 0.0
-    if all(c.status == "skipped" for c in bandwidth):
+    if all(c.status == CaseStatus.SKIPPED for c in bandwidth):
         r.notes.append("bandwidth not measured: performance checks skipped here")
         return 0.0
     graded = []
     for c in bandwidth:
         figures = bandwidth_figures(c)
-        if not figures and c.status != "skipped":
+        if not figures and c.status != CaseStatus.SKIPPED:
             r.notes.append(f"{c.name} recorded no bandwidth: no performance points")
             return 0.0
         # Variants timed for the handout only (lab 11's naive sum) are not scored.

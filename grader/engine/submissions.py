@@ -32,9 +32,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fences, labmeta
-from . import proc as procs
-from .labmeta import Course
+from .. import labmeta
+from ..infra import proc as procs
+from ..labmeta import Course
+from . import fences
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_FILE_BYTES = 1 << 20        # one lab file
@@ -553,7 +554,7 @@ def content_hash(sub: Submission, course: Course) -> str:
 
 ANSWERS = "ANSWERS.md"
 MAX_ANSWERS_BYTES = 64 << 10
-TEMPLATE_LABS = Path(__file__).resolve().parents[1] / "labs"
+TEMPLATE_LABS = Path(__file__).resolve().parents[2] / "labs"
 
 
 def _read_answers(root: Path, labs_parts: list[str] | tuple[str, ...], course: Course,
