@@ -18,11 +18,11 @@ import pytest
 from grader import labmeta
 from grader.commands import batch, slurm_batch
 from grader.engine import feedback, submissions
-from grader.infra import proc, sandbox
+from grader.infra import proc, sandbox, slurm
 from grader.infra.toolchain import REPO
 from grader.results import StudentResult
 
-OK, WHY = slurm_batch.available()
+OK, WHY = slurm.available()
 SANDBOX, _ = sandbox.available()
 needs_slurm = [
     pytest.mark.skipif(not OK, reason=f"no Slurm here: {WHY} (.ci/slurm_localhost.sh starts one)"),
@@ -115,8 +115,8 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
 
 
 def test_batch_slurm_without_a_controller_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(slurm_batch, "available", lambda: (False, "no Slurm controller answers"))
-    with pytest.raises(slurm_batch.SlurmError, match="no Slurm controller"):
+    monkeypatch.setattr(slurm, "available", lambda: (False, "no Slurm controller answers"))
+    with pytest.raises(slurm.SlurmError, match="no Slurm controller"):
         slurm_batch.run_batch(["x"], batch.BatchConfig(out=Path("/nonexistent"), slurm=True))
 
 
@@ -146,7 +146,7 @@ def test_slurm_squeue_failing_mid_run_still_grades_everyone(tmp_path, monkeypatc
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 1.0)
-    monkeypatch.setattr(slurm_batch, "RETRY_PAUSE", 0.5)
+    monkeypatch.setattr(slurm, "RETRY_PAUSE", 0.5)
     specs = make_class(tmp_path / "subs")
 
     out = tmp_path / "slurm"
@@ -168,7 +168,7 @@ TIMED_OUT = "slurm_load_jobs error: Socket timed out on send/recv operation\n"
 
 
 class FakeSlurm:
-    """slurm_batch._exec: sbatch gives job 123 (named grade-out), sinfo and sacct answer
+    """slurm.call: sbatch gives job 123 (named grade-out), sinfo and sacct answer
     as a cluster without accounting, squeue gives the answers of `script` in turn (a string:
     exit 0 with that output; (code, output); None: a time-out; a callable: called,
     then its string). Past the script, squeue keeps giving the last answer."""
@@ -208,17 +208,17 @@ class FakeSlurm:
 @pytest.fixture
 def fast_retries(monkeypatch):
     monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 0.0)
-    monkeypatch.setattr(slurm_batch, "RETRY_PAUSE", 0.01)
-    monkeypatch.setattr(slurm_batch, "RETRY_MAX_PAUSE", 0.02)
-    monkeypatch.setattr(slurm_batch, "RETRY_SECONDS", 5.0)
-    monkeypatch.setattr(slurm_batch, "available", lambda: (True, ""))
+    monkeypatch.setattr(slurm, "RETRY_PAUSE", 0.01)
+    monkeypatch.setattr(slurm, "RETRY_MAX_PAUSE", 0.02)
+    monkeypatch.setattr(slurm, "RETRY_SECONDS", 5.0)
+    monkeypatch.setattr(slurm, "available", lambda: (True, ""))
 
 
 def test_follow_asks_a_failing_squeue_again(tmp_path, monkeypatch, fast_retries):
     fake = FakeSlurm([(1, TIMED_OUT), None, "0|RUNNING\n1|PENDING\n",
                       (1, "squeue: error: slurm_receive_msg: Zero Bytes were transmitted\n"),
                       "garbled, half an answer\n", "1|RUNNING\n", ""])
-    monkeypatch.setattr(slurm_batch, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     lines = []
     slurm_batch.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
     assert fake.squeue_calls() == 7                  # followed to squeue's empty answer
@@ -236,8 +236,8 @@ def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatc
                                       "Connection refused\n"),
                                   "123_0|COMPLETED\n123_1|RUNNING\n",
                                   "123_0|COMPLETED\n123_1|FAILED\n"])
-    monkeypatch.setattr(slurm_batch, "_exec", fake)
-    monkeypatch.setattr(slurm_batch.shutil, "which", lambda prog: f"/usr/bin/{prog}")
+    monkeypatch.setattr(slurm, "call", fake)
+    monkeypatch.setattr(slurm.shutil, "which", lambda prog: f"/usr/bin/{prog}")
     lines = []
     final = slurm_batch.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
     assert final == {0: "COMPLETED", 1: "FAILED"}
@@ -248,23 +248,23 @@ def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatc
 
 def test_an_unknown_job_id_is_slurms_word_that_the_job_is_over(monkeypatch, fast_retries):
     fake = FakeSlurm([(1, "slurm_load_jobs error: Invalid job id specified\n")])
-    monkeypatch.setattr(slurm_batch, "_exec", fake)
-    assert slurm_batch.queue_states("123") == {}
+    monkeypatch.setattr(slurm, "call", fake)
+    assert slurm.queue_states("123") == {}
     assert fake.squeue_calls() == 1
     # Ended tasks that squeue still lists (asked with -t) are not in the queue.
-    assert not slurm_batch._in_queue({0: "COMPLETED", 1: "FAILED"})
-    assert slurm_batch._in_queue({0: "COMPLETED", 1: "RUNNING"})
+    assert not slurm.in_queue({0: "COMPLETED", 1: "FAILED"})
+    assert slurm.in_queue({0: "COMPLETED", 1: "RUNNING"})
 
 
 def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
         tmp_path, monkeypatch, fast_retries):
-    monkeypatch.setattr(slurm_batch, "RETRY_SECONDS", 0.3)
+    monkeypatch.setattr(slurm, "RETRY_SECONDS", 0.3)
     fake = FakeSlurm(["0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT)])
-    monkeypatch.setattr(slurm_batch, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     specs = [str(honest_copy(tmp_path / "subs", n)) for n in ("alice", "bob")]
     out = tmp_path / "out"
     lines = []
-    with pytest.raises(slurm_batch.SlurmUnreachable) as e:
+    with pytest.raises(slurm.SlurmUnreachable) as e:
         slurm_batch.run_batch(specs, slurm_config(out), lines.append)
     msg = str(e.value)
     assert "job 123" in msg and "may still be running" in msg and "same command again" in msg
@@ -276,11 +276,11 @@ def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
 
     # Slurm answers again: the same command follows job 123 to its end, and only
     # then writes the gradebook (the tasks wrote their results meanwhile).
-    monkeypatch.setattr(slurm_batch, "RETRY_SECONDS", 5.0)
+    monkeypatch.setattr(slurm, "RETRY_SECONDS", 5.0)
     config = slurm_config(out)
     fake2 = FakeSlurm(["0|RUNNING\n1|RUNNING\n", "0|RUNNING\n1|RUNNING\n",
                        lambda: grade_all(specs, out, config) or (1, TIMED_OUT), ""])
-    monkeypatch.setattr(slurm_batch, "_exec", fake2)
+    monkeypatch.setattr(slurm, "call", fake2)
     lines = []
     results = slurm_batch.run_batch(specs, config, lines.append)
     text = "\n".join(lines)
@@ -300,7 +300,7 @@ def test_squeue_failing_once_mid_run_still_gets_every_grade(tmp_path, monkeypatc
     config = slurm_config(out)
     fake = FakeSlurm(["0|PENDING\n1|PENDING\n", "0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT),
                       lambda: grade_all(specs, out, config) or "1|COMPLETING\n", ""])
-    monkeypatch.setattr(slurm_batch, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     lines = []
     results = slurm_batch.run_batch(specs, config, lines.append)
     text = "\n".join(lines)
