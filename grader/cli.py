@@ -55,11 +55,11 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from .commands import batch
+    from .commands import batch, batch_config
     from .engine import submissions
     from .infra import sandbox
     roster = submissions.read_roster(args.roster) if args.roster else None
-    config = batch.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
+    config = batch_config.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
                                gpus=args.gpus.split(",") if args.gpus else None, arch=args.arch,
                                perf=not args.no_perf, sandbox=args.sandbox,
                                sandbox_limits=sandbox.Limits.parse(args.sandbox_limit),
@@ -70,7 +70,7 @@ def _batch(args: argparse.Namespace) -> int:
                                slurm_args=args.slurm_arg, slots=args.slots,
                                wait=not args.no_wait, jobs_per_gpu=args.jobs_per_gpu)
     def on_term(signum, frame):
-        raise batch.Interrupted(signum)
+        raise batch_config.Interrupted(signum)
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
@@ -79,13 +79,13 @@ def _batch(args: argparse.Namespace) -> int:
             results = slurm_batch.run_batch(args.submissions, config)
         else:
             results = batch.run_batch(args.submissions, config)
-    except batch.BatchError as e:
+    except batch_config.BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
-    except (KeyboardInterrupt, batch.Interrupted) as e:
+    except (KeyboardInterrupt, batch_config.Interrupted) as e:
         print("\n[batch] interrupted: every result already written is kept, nothing half-graded "
               "was saved; run the same command again to resume", file=sys.stderr)
-        return e.exit_code if isinstance(e, batch.Interrupted) else 130
+        return e.exit_code if isinstance(e, batch_config.Interrupted) else 130
     finally:
         signal.signal(signal.SIGTERM, previous)
     not_graded = [r.student for r in results if r.error]

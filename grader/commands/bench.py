@@ -88,7 +88,7 @@ def plot(results: dict, out_dir: Path) -> list[Path]:
 
 
 def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
-    from .batch import visible_gpus
+    from ..infra.gpus import visible_gpus
     if not visible_gpus():
         print("bench needs an NVIDIA GPU (nvidia-smi lists none here): nothing measured")
         return 4

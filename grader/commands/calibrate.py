@@ -189,7 +189,7 @@ def write(calibrations: list[Calibration], gpu: str, path: Path = labmeta.LABS_T
 
 
 def run(build_dir: Path, arch: str, repeats: int, margin: float, do_write: bool) -> int:
-    from .batch import visible_gpus
+    from ..infra.gpus import visible_gpus
     from .gpucheck import machine
     if not visible_gpus():
         print("calibrate needs the course GPU (nvidia-smi lists none here): nothing measured")

@@ -377,7 +377,7 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
         json_path: Path, timeout: float, references_only: bool = False,
         progress=print) -> int:
     """`profile`: build, profile, print the table, write JSON. Returns the exit code."""
-    from .batch import visible_gpus
+    from ..infra.gpus import visible_gpus
     course = labmeta.load()
     labs = [course.lab(x) for x in lab_ids] if lab_ids else \
         [x for x in course.labs if x.needs_gpu]

@@ -43,11 +43,11 @@ from pathlib import Path
 from .. import labmeta
 from ..engine import feedback, submissions
 from ..engine.feedback import gradebook_csv
-from ..infra import slurm, toolchain
+from ..infra import gpus, slurm, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.sandbox import Limits
 from ..results import StudentResult
-from . import batch, class_report
+from . import batch, batch_config, batch_worker, class_report
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
 
@@ -75,7 +75,7 @@ def _name(out: Path) -> str:
     return f"grade-{out.name}"[:60]
 
 
-def _manifest(config: batch.BatchConfig, specs: list[str]) -> dict:
+def _manifest(config: batch_config.BatchConfig, specs: list[str]) -> dict:
     limits = config.sandbox_limits or Limits()
     ids = submissions.student_ids(specs, config.roster)
     return {"out": str(config.out), "specs": specs, "ids": [ids[s] for s in specs],
@@ -94,7 +94,7 @@ def _absolute(spec: str) -> str:
     return str(p.resolve()) if p.exists() else spec
 
 
-def submit(config: batch.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
+def submit(config: batch_config.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
            progress=print) -> str:
     out = config.out
     sdir = out / "slurm"
@@ -165,9 +165,9 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
             m = _mtime(students / n / "result.json")
             if m and m != start_mtimes[n] and n not in seen:
                 seen[n] = m
-                res = batch.load_result(students / n / "result.json")
+                res = store.load_result(students / n / "result.json")
                 if res is not None:
-                    progress(f"[slurm] {already + len(seen)}/{total} {batch.summary_line(res)}"
+                    progress(f"[slurm] {already + len(seen)}/{total} {batch_worker.summary_line(res)}"
                              f"  [{time.time() - started:.0f} s]")
         counts: dict[str, int] = {}
         for st in states.values():
@@ -203,7 +203,7 @@ def _mtime(p: Path) -> float:
         return 0.0
 
 
-def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> list[StudentResult]:
+def run_batch(specs: list[str], config: batch_config.BatchConfig, progress=print) -> list[StudentResult]:
     ok, why = slurm.available()
     if not ok:
         raise slurm.SlurmError(f"batch --slurm: {why}")
@@ -267,7 +267,7 @@ def run_batch(specs: list[str], config: batch.BatchConfig, progress=print) -> li
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     for spec in specs:
         name = ids[spec]
-        res = batch.load_result(students / name / "result.json")
+        res = store.load_result(students / name / "result.json")
         if res is None:
             res = StudentResult(name, spec, "", toolchain.git_commit(), now,
                                 error="not graded: its Slurm task ended without a result "
@@ -307,7 +307,7 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
     spec = m["specs"][index]
     out = Path(m["out"])
-    config = batch.BatchConfig(out=out, lab_ids=m["lab_ids"], timeout=m["timeout"],
+    config = batch_config.BatchConfig(out=out, lab_ids=m["lab_ids"], timeout=m["timeout"],
                                arch=m["arch"], perf=m["perf"], sandbox=m["sandbox"],
                                sandbox_limits=Limits(**m["sandbox_limits"]),
                                sanitize=m.get("sanitize", True),
@@ -327,11 +327,11 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
           + (f", GPU {gpu}" if gpu else ""), flush=True)
     try:
         # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
-        worker = batch.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
+        worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
         worker.prepare(course, labs)
         try:
             runnable = [l for l in labs if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES")
-                        or batch.visible_gpus()]
+                        or gpus.visible_gpus()]
             worker.measure_ceilings(runnable, course, "before")
             # Once per slot and set of options: the reference passes on this node.
             marker = worker.root / f"preflight-{config.fingerprint()}-{host}"
@@ -342,7 +342,7 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         finally:
             worker.close()
         feedback.write_student(students, res)
-        print(f"[slurm-task {index}] {batch.summary_line(res)}", flush=True)
+        print(f"[slurm-task {index}] {batch_worker.summary_line(res)}", flush=True)
         return 1 if res.error else 0
     finally:
         lock.close()

@@ -75,3 +75,8 @@ def find(selector: str) -> Gpu:
             return g
     known = ", ".join(f"{g.index} ({g.uuid})" for g in list_gpus()) or "none"
     raise ValueError(f"no GPU {selector!r} on this machine; there are: {known}")
+
+
+def visible_gpus() -> list[str]:
+    """The UUIDs of this machine's GPUs, as CUDA_VISIBLE_DEVICES names them."""
+    return [g.uuid for g in list_gpus()]

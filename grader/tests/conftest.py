@@ -48,14 +48,14 @@ def fake_grade_lab(calls: list):
 def offline_batch(monkeypatch):
     """batch without meson or a GPU: the worker tree is copied, grading is faked;
     the list of labs graded, in order."""
-    from grader.commands import batch
-    from grader.engine import submissions
+    from grader.commands import batch_worker
+    from grader.engine import lab_grading, submissions
     from grader.infra.toolchain import REPO
     calls: list = []
-    monkeypatch.setattr(batch.lab_grading, "grade_lab", fake_grade_lab(calls))
-    monkeypatch.setattr(batch.Worker, "prepare",
+    monkeypatch.setattr(lab_grading, "grade_lab", fake_grade_lab(calls))
+    monkeypatch.setattr(batch_worker.Worker, "prepare",
                         lambda self, course, labs, progress=None:
                         submissions.copy_harness(REPO, self.src))
-    monkeypatch.setattr(batch.Worker, "measure_ceilings", lambda self, labs, course, when: None)
-    monkeypatch.setattr(batch.Worker, "preflight", lambda self, course, labs, progress=None: None)
+    monkeypatch.setattr(batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None)
+    monkeypatch.setattr(batch_worker.Worker, "preflight", lambda self, course, labs, progress=None: None)
     return calls

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader.commands import batch
+from grader.commands import batch, batch_config
 from grader.infra import isolation, sandbox
 from grader.infra.toolchain import REPO
 
@@ -63,7 +63,7 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
     specs = [honest(subs, "aaa_honest")]
     specs += make_attacks.write_attacks(subs, {"OUT": str(out)}, LAB).values()
     specs.append(honest(subs, "zzz_honest"))
-    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
+    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
                                sandbox=sandboxed, linked_policy=policy, jobs_per_gpu=jobs,
                                sandbox_limits=sandbox.Limits.parse(["processes=96",
                                                                     "memory_mb=4096"]))

@@ -4,7 +4,8 @@ import json
 
 from conftest import student_folder
 
-from grader.commands import batch, pace
+from grader import labmeta
+from grader.commands import batch, batch_config, pace
 from grader.engine import lab_grading
 from grader.results import LabResult, StudentResult
 
@@ -40,14 +41,14 @@ def test_grade_lab_records_its_phases(monkeypatch):
             pass
         return LabResult(lab=lab.id, title=lab.title, status="graded")
     monkeypatch.setattr(lab_grading, "_grade_lab", fake)
-    r = lab_grading.grade_lab(batch.labmeta.load().lab("01"), None)
+    r = lab_grading.grade_lab(labmeta.load().lab("01"), None)
     assert set(r.timing) == {"build", "tests"} and all(v >= 0 for v in r.timing.values())
 
 
 def test_a_batch_writes_its_status_and_pace(tmp_path, offline_batch):
     specs = [str(student_folder(tmp_path, n)) for n in ("ann", "bob", "cy")]
     messages = []
-    cfg = batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
+    cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
     batch.run_batch(specs, cfg, progress=messages.append)
     status = json.loads((tmp_path / "out" / "status.json").read_text())
     assert status["submissions"] == 3 and status["graded_now"] == 3 and status["left"] == 0

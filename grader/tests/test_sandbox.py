@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader.commands import batch
+from grader.commands import batch, batch_config
 from grader.infra import proc, sandbox
 from grader.infra.toolchain import REPO
 
@@ -164,7 +164,7 @@ def sandbox_processes() -> list[str]:
 
 
 def run(specs, out, **kw):
-    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
+    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
                                linked_policy=False, **kw)
     messages = []
     started = time.time()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.commands import batch, slurm_batch
+from grader.commands import batch, batch_config, slurm_batch
 from grader.engine import feedback, submissions
 from grader.infra import proc, sandbox, slurm
 from grader.infra.toolchain import REPO
@@ -57,8 +57,8 @@ def make_class(root: Path) -> list[str]:
     return [str(p) for p in (alice, bob, carl, dina, root / "eve.tar.gz")]
 
 
-def config(out: Path, **kw) -> batch.BatchConfig:
-    return batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120,
+def config(out: Path, **kw) -> batch_config.BatchConfig:
+    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120,
                              sandbox=SANDBOX, **kw)
 
 
@@ -117,7 +117,7 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
 def test_batch_slurm_without_a_controller_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(slurm, "available", lambda: (False, "no Slurm controller answers"))
     with pytest.raises(slurm.SlurmError, match="no Slurm controller"):
-        slurm_batch.run_batch(["x"], batch.BatchConfig(out=Path("/nonexistent"), slurm=True))
+        slurm_batch.run_batch(["x"], batch_config.BatchConfig(out=Path("/nonexistent"), slurm=True))
 
 
 FLAKY_SQUEUE = """#!/bin/sh
@@ -317,12 +317,12 @@ def honest_copy(root: Path, name: str) -> Path:
     return root / name
 
 
-def slurm_config(out: Path) -> batch.BatchConfig:
-    return batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60,
+def slurm_config(out: Path) -> batch_config.BatchConfig:
+    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60,
                              sandbox=False, slurm=True, slots=2)
 
 
-def grade_all(specs: list[str], out: Path, config: batch.BatchConfig) -> None:
+def grade_all(specs: list[str], out: Path, config: batch_config.BatchConfig) -> None:
     """What the array's tasks write: a result.json per student (no labs run)."""
     course = labmeta.load()
     ids = submissions.student_ids(specs, config.roster)

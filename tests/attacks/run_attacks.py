@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 import judge  # noqa: E402
 import make_attacks  # noqa: E402
 
-from grader.commands import batch  # noqa: E402
+from grader.commands import batch, batch_config  # noqa: E402
 from grader.infra import sandbox, toolchain  # noqa: E402
 
 
@@ -46,7 +46,7 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     attacks = {a["name"]: a for a in make_attacks.load(lab)}
     made = make_attacks.write_attacks(subs, {"OUT": str(out)}, lab)
     specs = [honest[0], *made.values(), honest[1]]
-    config = batch.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
+    config = batch_config.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
                                sandbox=sandboxed, linked_policy=policy, sanitize=False,
                                jobs_per_gpu=2 if mode == "contained-policy" else 1)
     started = time.time()
