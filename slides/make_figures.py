@@ -286,7 +286,7 @@ def profile_lines(ev: Evidence, lab: Lab) -> list[str]:
     run = ev.profile.get("profiles", {})
     if not run:
         return []
-    from grader import profile as gp
+    from grader.commands import profile as gp
     course = labmeta.load(ev.toml_path)
     glab = course.lab(lab.id)
     keys = ["time_us", "dram_pct"] + [k for k in glab.profile if k not in ("time_us", "dram_pct")]
