@@ -16,8 +16,6 @@ from ..infra.sandbox import Limits
 # (another GPU of the same model, a warmer room) and from its own first
 # measurement by the second (something else ran on the GPU meanwhile).
 CEILING_CALIBRATION_BOUND = 0.15
-
-
 CEILING_DRIFT_BOUND = 0.10
 
 

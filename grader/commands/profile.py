@@ -23,7 +23,15 @@ from typing import Callable
 from .. import labmeta
 from ..infra import proc, toolchain
 from ..status import ProfileStatus
-from .profile_ncu import COMMON, EXIT_NO_GPU, METRICS, Profile, ProfileError, find_ncu, profile_binary
+from .profile_ncu import (
+    COMMON,
+    EXIT_NO_GPU,
+    METRICS,
+    Profile,
+    ProfileError,
+    find_ncu,
+    profile_binary,
+)
 
 REFERENCE_RUN = toolchain.REPO / "tests" / "gpu_runs" / "h200" / "profile.json"
 

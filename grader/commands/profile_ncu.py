@@ -16,14 +16,8 @@ from ..infra import proc, toolchain
 from ..status import ProfileStatus
 
 DEFAULT_LOG2N = 25     # 128 MiB of ints: more than any L2, so DRAM is what is measured
-
-
 EXIT_NO_GPU = 4
-
-
 EXIT_NO_PERMISSION = 5
-
-
 PERMISSION_HELP = """\
 Nsight Compute may not read this GPU's performance counters (ERR_NVGPUCTRPERM):
 the driver lets only administrators profile. Either
@@ -37,8 +31,6 @@ On a shared machine, ask its administrator. More: https://developer.nvidia.com/E
 # Counters collected from every kernel of the call. Percentages and per-cycle
 # ratios are averaged weighted by the kernel's time; counts are summed.
 TIME = "gpu__time_duration.sum"
-
-
 COUNTERS = (
     TIME,
     "dram__bytes_read.sum",
@@ -53,8 +45,6 @@ COUNTERS = (
     "smsp__sass_inst_executed_op_global_red.sum",
     "smsp__sass_inst_executed_op_global_atom.sum",
 )
-
-
 TIME_WEIGHTED = (
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -150,8 +140,6 @@ METRICS: dict[str, Metric] = {
         lambda c, n, k: c["smsp__sass_inst_executed_op_global_red.sum"]
         + c["smsp__sass_inst_executed_op_global_atom.sum"], 0),
 }
-
-
 COMMON = ("time_us", "kernels", "dram_pct", "dram_bytes_per_element")
 
 

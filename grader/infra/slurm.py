@@ -16,19 +16,13 @@ from . import proc, toolchain
 RETRY_SECONDS = float(os.environ.get("GRADER_SLURM_RETRY", "300"))
 RETRY_PAUSE = 1.0
 RETRY_MAX_PAUSE = 30.0
-
-
 # States of a task that is still (or again) in the scheduler's hands.
 ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
           "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED",
           "REQUEUE_CRON", "STOPPED"}
-
-
 # States of a task that has ended (squeue lists them only when asked with -t).
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT"}
-
-
 T = TypeVar("T")
 
 
