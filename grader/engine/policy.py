@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..labmeta import Lab
-from . import fences, symbols
-from .symbols import Fact
+from . import fences, symbol_names, symbol_parse, symbols
+from .symbol_parse import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"
 FOUND_CAP = 200   # characters of a demangled name shown to the student
@@ -94,19 +94,19 @@ class Category:
         if fact.kind in _SYMBOL_KINDS:
             return any(fnmatchcase(name, p) for name in _names_to_match(fact.name)
                        for p in self.symbols)
-        patterns = {symbols.DEVICE_FILE: self.device_files, symbols.HOST_INSN: self.instructions,
-                    symbols.STARTUP: self.startup}.get(fact.kind, ())
+        patterns = {symbol_parse.DEVICE_FILE: self.device_files, symbol_parse.HOST_INSN: self.instructions,
+                    symbol_parse.STARTUP: self.startup}.get(fact.kind, ())
         return any(fnmatchcase(fact.name, p) for p in patterns)
 
 
-_SYMBOL_KINDS = (symbols.HOST_SYMBOL, symbols.HOST_REF, symbols.DEVICE_SYMBOL, symbols.DEVICE_CALL)
+_SYMBOL_KINDS = (symbol_parse.HOST_SYMBOL, symbol_parse.HOST_REF, symbol_parse.DEVICE_SYMBOL, symbol_parse.DEVICE_CALL)
 _DEVICE_RUNTIME = re.compile(r"^__cudaCDP\d+(\w+)$")
 
 
 def _names_to_match(name: str) -> list[str]:
     """The bare name, and for a call into the device runtime the API it
     implements: device-side cudaMemcpyAsync compiles to __cudaCDP2MemcpyAsync."""
-    bare = symbols.bare_name(name)
+    bare = symbol_names.bare_name(name)
     m = _DEVICE_RUNTIME.match(bare)
     return [bare, "cuda" + m[1]] if m else [bare]
 
@@ -197,9 +197,9 @@ def check_linked(lab: Lab, student_file: Path, *, skeleton_file: Path,
 
 
 # What a student reads first when one thing shows as several facts.
-_PREFERENCE = {symbols.HOST_REF: 0, symbols.DEVICE_CALL: 1, symbols.HOST_INSN: 2,
-               symbols.STARTUP: 3, symbols.DEVICE_FILE: 4, symbols.HOST_SYMBOL: 5,
-               symbols.DEVICE_SYMBOL: 6}
+_PREFERENCE = {symbol_parse.HOST_REF: 0, symbol_parse.DEVICE_CALL: 1, symbol_parse.HOST_INSN: 2,
+               symbol_parse.STARTUP: 3, symbol_parse.DEVICE_FILE: 4, symbol_parse.HOST_SYMBOL: 5,
+               symbol_parse.DEVICE_SYMBOL: 6}
 
 
 def judge(facts: list[Fact], known: set[tuple[str, str, str]], categories: tuple[Category, ...],
@@ -228,17 +228,17 @@ def judge(facts: list[Fact], known: set[tuple[str, str, str]], categories: tuple
 
 
 def _thing(fact: Fact) -> str:
-    if fact.kind == symbols.DEVICE_FILE:
+    if fact.kind == symbol_parse.DEVICE_FILE:
         return "device files"
-    return symbols.bare_name(fact.name) if fact.kind in _SYMBOL_KINDS else fact.name
+    return symbol_names.bare_name(fact.name) if fact.kind in _SYMBOL_KINDS else fact.name
 
 
 def _found(fact: Fact) -> str:
     text = fact.name
-    if fact.kind == symbols.DEVICE_FILE:
+    if fact.kind == symbol_parse.DEVICE_FILE:
         text = f"device code from {fact.name}"
-    elif fact.kind == symbols.HOST_INSN:
+    elif fact.kind == symbol_parse.HOST_INSN:
         text = f"instruction '{fact.name}'"
-    elif fact.kind == symbols.STARTUP:
+    elif fact.kind == symbol_parse.STARTUP:
         text = f"{fact.name} (run before main or at exit, from {fact.where})"
     return text if len(text) <= FOUND_CAP else text[:FOUND_CAP - 3] + "..."

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import fences, policy, symbols
+from grader.engine import fences, policy, symbol_names, symbols
 from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
@@ -479,13 +479,13 @@ def test_seconds_per_check(lab_id, fence, body, tmp_path, work, capsys):
      "std::basic_ofstream::open"),
 ])
 def test_bare_name(demangled, bare):
-    assert symbols.bare_name(demangled) == bare
+    assert symbol_names.bare_name(demangled) == bare
 
 
 def test_made_up_names_are_normalised():
-    assert symbols.normalise("_GLOBAL__N__ec2461c6_9_reduce_cu_95aa22e0::block_sum(int*)") \
+    assert symbol_names.normalise("_GLOBAL__N__ec2461c6_9_reduce_cu_95aa22e0::block_sum(int*)") \
         == "(anonymous namespace)::block_sum(int*)"
-    assert symbols.normalise("_GLOBAL__sub_I_sum_sequential") == "_GLOBAL__sub_I_"
+    assert symbol_names.normalise("_GLOBAL__sub_I_sum_sequential") == "_GLOBAL__sub_I_"
 
 
 def test_policy_toml_loads_with_a_reason_for_every_category():
