@@ -17,7 +17,6 @@ and `install` and `content_hash` use what it read.
 from __future__ import annotations
 
 import csv
-import errno
 import functools
 import hashlib
 import io
@@ -25,29 +24,18 @@ import os
 import re
 import shutil
 import stat
-import tarfile
 import tempfile
 import unicodedata
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import labmeta
-from ..infra import proc as procs
 from ..labmeta import Course
 from . import fences
+from .submission_files import odd_kind, read_submission_file, refusal, scan_tree
+from .submission_unpack import looks_remote, materialise
 
-ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
-MAX_FILE_BYTES = 1 << 20        # one lab file
-MAX_TREE_BYTES = 200 << 20      # the labs/ tree; an archive, unpacked
-MAX_ENTRIES = 20_000            # entries of the labs/ tree; members of an archive
-MAX_DEPTH = 32                  # folders in folders under labs/ (each holds a descriptor open)
 MAX_ID_BYTES = 128              # a student id, in UTF-8: well under a file name's 255
-GIT_TIMEOUT_S = 300
-_GIT_PREFIXES = ("http://", "https://", "git@", "ssh://", "git://", "file://")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a FIFO that slipped past the checks must not wait for a writer.
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass
@@ -71,10 +59,6 @@ class Submission:
 # --------------------------------------------------------------------------
 # Student ids
 # --------------------------------------------------------------------------
-
-def looks_remote(spec: str) -> bool:
-    """A git URL (https://, ssh://, git@host:path ...), not a path on this machine."""
-    return spec.startswith(_GIT_PREFIXES) or "://" in spec
 
 
 def normalise_spec(spec: str) -> str:
@@ -198,270 +182,15 @@ def _roster(roster: dict[str, str]) -> dict[str, str]:
 # Reading student files safely
 # --------------------------------------------------------------------------
 
-def _what(st: os.stat_result) -> str | None:
-    """Why a file is refused, or None for a plain file or folder."""
-    mode = st.st_mode
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISREG(mode) and st.st_nlink > 1:
-        # A hard link can be another name of any file on the file system: the
-        # instructor's solution, another student's work.
-        return f"a hard link (one of {st.st_nlink} names of one file)"
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return "not a plain file"
-    return None
-
-
-def _refused(shown: str, why: str) -> ValueError:
-    return ValueError(f"{shown} is {why}: a submission must be plain files and folders")
-
-
-def _open_dirs(root: Path, parts: tuple[str, ...] | list[str]) -> int | None:
-    """A descriptor of root/parts, never following a link below root (root itself
-    is the instructor's to give); None when a folder on the way is missing."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for k, part in enumerate(parts):
-            child = _open_subdir(fd, part, "/".join(parts[:k + 1]))
-            if child is None:
-                return None
-            os.close(fd)
-            fd = child
-        opened, fd = fd, -1
-        return opened
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def _open_subdir(fd: int, name: str, shown: str) -> int | None:
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    if (why := _what(st)) is not None:
-        raise _refused(shown, why)
-    return _open_checked(name, fd, _DIR_FLAGS, shown) if stat.S_ISDIR(st.st_mode) else None
-
-
-def _open_checked(name: str, dir_fd: int, flags: int, shown: str) -> int:
-    try:
-        return os.open(name, flags, dir_fd=dir_fd)
-    except OSError as e:
-        if e.errno in (errno.ELOOP, errno.EMLINK):   # swapped for a link since it was checked
-            raise _refused(shown, "a symbolic link") from None
-        if e.errno == errno.ENXIO:                    # a socket
-            raise _refused(shown, "a socket") from None
-        raise ValueError(f"{shown}: cannot open it: {e.strerror}") from None
-
-
-def read_submission_file(root: Path, parts: tuple[str, ...] | list[str],
-                         limit: int = MAX_FILE_BYTES) -> bytes | None:
-    """The bytes of root/parts, or None when it is missing (or a folder).
-
-    Raises ValueError, naming the file by its path below root, when it or a
-    folder on the way is a link, a device, a FIFO or a socket, when it is
-    larger than limit, or when it cannot be read. Nothing that could block is
-    opened: the type is checked before opening (O_NOFOLLOW, O_NONBLOCK) and
-    again on the open descriptor."""
-    shown = "/".join(parts)
-    try:
-        return _read_plain(root, parts, shown, limit)
-    except OSError as e:
-        raise ValueError(f"{shown}: cannot read it: {e.strerror or e}") from None
-
-
-def _read_plain(root: Path, parts: tuple[str, ...] | list[str], shown: str,
-                limit: int) -> bytes | None:
-    fd = _open_dirs(root, parts[:-1])
-    if fd is None:
-        return None
-    try:
-        try:
-            st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        if (why := _what(st)) is not None:
-            raise _refused(shown, why)
-        if stat.S_ISDIR(st.st_mode):
-            return None
-        file_fd = _open_checked(parts[-1], fd, _FILE_FLAGS, shown)
-    finally:
-        os.close(fd)
-    with os.fdopen(file_fd, "rb") as f:
-        st = os.fstat(file_fd)
-        if (why := _what(st)) is not None or not stat.S_ISREG(st.st_mode):
-            raise _refused(shown, why or "not a plain file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"{shown} is larger than {_size(limit)}: a lab file may be at most "
-                         f"{_size(limit)}")
-    return data
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB"
-
-
-@dataclass
-class _Tally:
-    entries: int = 0
-    size: int = 0
-
-
-def scan_tree(root: Path, parts: tuple[str, ...] | list[str]) -> None:
-    """Refuses (ValueError naming the file) anything under root/parts that is not a
-    plain file or folder, and a tree over MAX_ENTRIES entries, MAX_TREE_BYTES or
-    MAX_DEPTH folders deep. Folders are opened without following links."""
-    shown = "/".join(parts) or "."
-    fd = _open_dirs(root, parts)
-    if fd is None:
-        raise ValueError(f"{shown} is missing")
-    try:
-        _scan_dir(fd, shown, _Tally(), 0)
-    finally:
-        os.close(fd)
-
-
-def _scan_dir(fd: int, shown: str, tally: _Tally, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise ValueError(f"{shown} is nested more than {MAX_DEPTH} folders deep")
-    with os.scandir(fd) as entries:
-        for entry in entries:
-            tally.entries += 1
-            if tally.entries > MAX_ENTRIES:
-                raise ValueError(f"the labs folder holds more than {MAX_ENTRIES} files and "
-                                 "folders")
-            child = f"{shown}/{entry.name}"
-            st = entry.stat(follow_symlinks=False)
-            if (why := _what(st)) is not None:
-                raise _refused(child, why)
-            if stat.S_ISDIR(st.st_mode):
-                sub = _open_checked(entry.name, fd, _DIR_FLAGS, child)
-                try:
-                    _scan_dir(sub, child, tally, depth + 1)
-                finally:
-                    os.close(sub)
-                continue
-            tally.size += st.st_size
-            if tally.size > MAX_TREE_BYTES:
-                raise ValueError(f"the labs folder holds more than {_size(MAX_TREE_BYTES)} "
-                                 f"(at {child})")
-
 
 # --------------------------------------------------------------------------
 # Archives: checked before anything is unpacked
 # --------------------------------------------------------------------------
 
-def _check_member_name(name: str) -> None:
-    path = name.replace("\\", "/")
-    if path.startswith("/") or re.match(r"[A-Za-z]:", path) or ".." in path.split("/"):
-        raise ValueError(f"unsafe path in archive: {name}")
-
-
-def _check_zip(archive: zipfile.ZipFile) -> None:
-    members = archive.infolist()
-    if len(members) > MAX_ENTRIES:
-        raise ValueError(f"the archive has more than {MAX_ENTRIES} members")
-    total = 0
-    for info in members:
-        _check_member_name(info.filename)
-        mode = info.external_attr >> 16   # Unix mode bits, where the zip was made on Unix
-        if stat.S_ISLNK(mode):
-            raise _refused(info.filename, "a symbolic link")
-        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
-            raise _refused(info.filename, "not a plain file")
-        total += info.file_size   # zipfile never unpacks more than a member declares
-        if total > MAX_TREE_BYTES:
-            raise ValueError(f"the archive unpacks to more than {_size(MAX_TREE_BYTES)}")
-
-
-def _check_tar(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """The members, read one header at a time so that a bomb stops early."""
-    members: list[tarfile.TarInfo] = []
-    total = 0
-    for member in archive:
-        if len(members) >= MAX_ENTRIES:
-            raise ValueError(f"the archive has more than {MAX_ENTRIES} members")
-        _check_member_name(member.name)
-        if member.issym():
-            raise _refused(member.name, "a symbolic link")
-        if member.islnk():
-            raise _refused(member.name, "a hard link")
-        if not (member.isreg() or member.isdir()):
-            raise _refused(member.name, "not a plain file")
-        total += member.size
-        if total > MAX_TREE_BYTES:
-            raise ValueError(f"the archive unpacks to more than {_size(MAX_TREE_BYTES)}")
-        members.append(member)
-    return members
-
-
-def _unpack(archive: Path, dest: Path) -> None:
-    try:
-        if archive.name.endswith(".zip"):
-            with zipfile.ZipFile(archive) as z:
-                _check_zip(z)
-                z.extractall(dest)
-        else:
-            with tarfile.open(archive) as tar:
-                members = _check_tar(tar)
-                tar.extractall(dest, members=members, filter="data")  # a second guard
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, EOFError, RuntimeError,
-            NotImplementedError, OSError) as e:
-        raise ValueError(f"cannot read the archive: {e}") from None
-
 
 # --------------------------------------------------------------------------
 # Opening a submission
 # --------------------------------------------------------------------------
-
-def _clone(spec: str, dest: Path) -> None:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}   # a private URL fails, never prompts
-    try:
-        done = procs.run(["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
-                         timeout=GIT_TIMEOUT_S, env=env, output_limit=1 << 20)
-    except OSError as e:
-        raise ValueError(f"cannot run git: {e}") from None
-    if done.timed_out:
-        raise ValueError(f"git clone took more than {GIT_TIMEOUT_S} s")
-    if not done.ok:
-        raise ValueError(f"git clone failed: {done.output.strip()[-300:]}")
-
-
-def _is_git(spec: str, path: Path) -> bool:
-    return looks_remote(spec) or spec.endswith(".git") \
-        or (path.is_dir() and (path / ".git").exists() and not (path / "labs").is_dir())
-
-
-def _materialise(spec: str) -> tuple[tempfile.TemporaryDirectory | None, Path]:
-    """The submission's top folder (and the temporary folder holding it, if any)."""
-    path = Path(spec)
-    if _is_git(spec, path):
-        tmp = tempfile.TemporaryDirectory(prefix="submission-")
-        try:
-            _clone(spec, Path(tmp.name, "repo"))
-        except BaseException:
-            tmp.cleanup()
-            raise
-        return tmp, Path(tmp.name, "repo")
-    if path.is_file() and spec.endswith(ARCHIVES):
-        tmp = tempfile.TemporaryDirectory(prefix="submission-")
-        try:
-            _unpack(path, Path(tmp.name))
-        except BaseException:
-            tmp.cleanup()
-            raise
-        return tmp, Path(tmp.name)
-    if path.is_dir():
-        return None, path
-    raise ValueError(f"not a folder, an archive ({', '.join(ARCHIVES)}) or a git repository")
 
 
 def _find_labs(root: Path, below: tuple[str, ...] = ()) -> list[str] | None:
@@ -473,8 +202,8 @@ def _find_labs(root: Path, below: tuple[str, ...] = ()) -> list[str] | None:
     except FileNotFoundError:
         labs = None
     if labs is not None:
-        if (why := _what(labs)) is not None:
-            raise _refused("/".join([*below, "labs"]), why)
+        if (why := odd_kind(labs)) is not None:
+            raise refusal("/".join([*below, "labs"]), why)
         if stat.S_ISDIR(labs.st_mode):
             return [*below, "labs"]
     with os.scandir(here) as it:
@@ -483,7 +212,7 @@ def _find_labs(root: Path, below: tuple[str, ...] = ()) -> list[str] | None:
         return list(below)   # the submission is the labs/ folder itself
     if len(folders) == 1 and len(below) < 3:   # an archive with one top folder
         if folders[0].is_symlink():
-            raise _refused("/".join([*below, folders[0].name]), "a symbolic link")
+            raise refusal("/".join([*below, folders[0].name]), "a symbolic link")
         return _find_labs(root, (*below, folders[0].name))
     return None
 
@@ -507,7 +236,7 @@ def open_submission(spec: str, student: str | None = None,
     student_name(spec); see student_ids)."""
     workdir = None
     try:
-        workdir, root = _materialise(spec)
+        workdir, root = materialise(spec)
         labs_parts = _find_labs(root)
         if labs_parts is None:
             raise ValueError("no labs/ folder in the submission")

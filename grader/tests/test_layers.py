@@ -17,7 +17,7 @@ MAX_LINES = 400
 # Modules still over the limit, each with the most lines it may have: the
 # figure may only go down, and the entry goes when the module is split.
 # gpucheck: another change rewrites it (issue 14's evidence schema).
-OVER = {"grader.commands.gpucheck": 420, "grader.engine.submissions": 637}
+OVER = {"grader.commands.gpucheck": 420}
 
 
 def modules() -> dict[str, Path]:
