@@ -147,9 +147,9 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
               timed_later: list[TimedPart] | None = None) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
-    isolation: where the runner runs: a grader.sandbox.Cell (--sandbox) or a
-    grader.isolation.Contained; default: a fresh Contained for this lab.
-    gate: the GPU's gate (grader/gate.py), held shared while a checker runs.
+    isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
+    grader.infra.isolation.Contained; default: a fresh Contained for this lab.
+    gate: the GPU's gate (grader/infra/gate.py), held shared while a checker runs.
     timed_later: when given (and perf is on), the timed tests do not run here;
     the lab's TimedPart is appended to it, to run later and alone."""
     seed = new_seed() if seed is None else seed

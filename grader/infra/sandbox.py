@@ -31,7 +31,7 @@ every compiler meson configured (and the install tree it lives in: a GCC
 under /opt brings its own libraries), so a machine whose compilers live
 outside /usr builds in the sandbox as it does outside.
 
-The sandbox is a hook: grade.grade_lab(..., isolation=cell) builds with
+The sandbox is a hook: lab_grading.grade_lab(..., isolation=cell) builds with
 cell.build() and runs the checker with cell.runner(binary) as its runner.
 """
 from __future__ import annotations
