@@ -16,8 +16,9 @@ import signal
 import sys
 from pathlib import Path
 
-from . import labmeta, tools
-
+from . import labmeta
+from .infra import toolchain
+from .status import LabStatus
 
 
 def _positive(text: str) -> int:
@@ -27,7 +28,7 @@ def _positive(text: str) -> int:
     return value
 
 def _grade(args: argparse.Namespace) -> int:
-    from . import grade
+    from .commands import grade
     report = grade.grade(args.labs or None, build_dir=args.build_dir, impl=args.impl,
                          timeout=args.timeout, perf=not args.no_perf, seed=args.seed,
                          sanitize=not args.no_sanitize)
@@ -38,24 +39,26 @@ def _grade(args: argparse.Namespace) -> int:
         print(text + "\n")
     print(f"report: {args.json}\n")
     print(grade.table(report))
-    if any(r.status == "error" for r in report.labs):
+    if any(r.status == LabStatus.ERROR for r in report.labs):
         print("\nSome labs were not graded because of a fault of this machine or of the "
               "grader (see above).")
         return 3
-    if any(r.status in ("build_failed", "policy", "missing") or r.tests_failed
-           or (r.status == "graded" and r.points < r.max_points and r.fraction is not None)
+    if any(r.status in (LabStatus.BUILD_FAILED, LabStatus.POLICY, LabStatus.MISSING) or r.tests_failed
+           or (r.status == LabStatus.GRADED and r.points < r.max_points and r.fraction is not None)
            for r in report.labs):
         return 1
-    if any(r.status == "skipped" for r in report.labs):
+    if any(r.status == LabStatus.SKIPPED for r in report.labs):
         print("\nSome labs need an NVIDIA GPU and were built but not run here.")
         return 4
     return 0
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from . import batch, sandbox, submissions
+    from .commands import batch, batch_config
+    from .engine import submissions
+    from .infra import sandbox
     roster = submissions.read_roster(args.roster) if args.roster else None
-    config = batch.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
+    config = batch_config.BatchConfig(out=args.out, lab_ids=args.lab or None, timeout=args.timeout,
                                gpus=args.gpus.split(",") if args.gpus else None, arch=args.arch,
                                perf=not args.no_perf, sandbox=args.sandbox,
                                sandbox_limits=sandbox.Limits.parse(args.sandbox_limit),
@@ -66,22 +69,22 @@ def _batch(args: argparse.Namespace) -> int:
                                slurm_args=args.slurm_arg, slots=args.slots,
                                wait=not args.no_wait, jobs_per_gpu=args.jobs_per_gpu)
     def on_term(signum, frame):
-        raise batch.Interrupted(signum)
+        raise batch_config.Interrupted(signum)
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
         if config.slurm:
-            from . import slurm
-            results = slurm.run_batch(args.submissions, config)
+            from .commands import slurm_batch
+            results = slurm_batch.run_batch(args.submissions, config)
         else:
             results = batch.run_batch(args.submissions, config)
-    except batch.BatchError as e:
+    except batch_config.BatchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
-    except (KeyboardInterrupt, batch.Interrupted) as e:
+    except (KeyboardInterrupt, batch_config.Interrupted) as e:
         print("\n[batch] interrupted: every result already written is kept, nothing half-graded "
               "was saved; run the same command again to resume", file=sys.stderr)
-        return e.exit_code if isinstance(e, batch.Interrupted) else 130
+        return e.exit_code if isinstance(e, batch_config.Interrupted) else 130
     finally:
         signal.signal(signal.SIGTERM, previous)
     not_graded = [r.student for r in results if r.error]
@@ -92,48 +95,48 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _slurm_task(args: argparse.Namespace) -> int:
-    from . import slurm
-    return slurm.run_task(args.manifest, args.index)
+    from .commands import slurm_batch
+    return slurm_batch.run_task(args.manifest, args.index)
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from . import bench
+    from .commands import bench
     return bench.run(args.out, args.build_dir, args.arch)
 
 
 def _profile(args: argparse.Namespace) -> int:
-    from . import profile
+    from .commands import profile
     return profile.run(args.labs, build_dir=args.build_dir, arch=args.arch, log2n=args.log2n,
                        impl=args.impl, json_path=args.json, timeout=args.timeout,
                        references_only=args.references)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from . import calibrate
+    from .commands import calibrate
     return calibrate.run(args.build_dir, args.arch, args.repeats, args.margin, args.write,
                          args.json)
 
 
 def _release(args: argparse.Namespace) -> int:
-    from . import release
+    from .commands import release
     return release.run(args.dest, not args.no_check)
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from . import selftest
+    from .commands import selftest
     return selftest.run(build_dir=args.build_dir, options=args.meson_option or [])
 
 
 def _similarity(args: argparse.Namespace) -> int:
-    from .similarity import command
+    from .commands.similarity import command
     return command.run(args.out, args.corpus or [], args.threshold, args.min_match, args.lab)
 
 
 def _gpucheck(args: argparse.Namespace) -> int:
-    from . import gpucheck
+    from .commands import gpucheck
     if args.merge:
-        from . import evidence
-        from .evidence.merge import merge
+        from .infra import evidence
+        from .infra.evidence.merge import merge
         merged = merge(args.merge)
         evidence.dump(merged, args.out / "gpucheck.json")
         print(gpucheck.summary_table(merged))
@@ -159,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("labs", nargs="*", help="lab ids or numbers (default: all), e.g. 04")
     g.add_argument("--impl", default="labs", choices=["labs", "solutions"],
                    help="grade labs/ (yours) or solutions/ (the reference)")
-    g.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
-    g.add_argument("--json", type=Path, default=tools.REPO / "build" / "grade-report.json")
+    g.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
+    g.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "grade-report.json")
     g.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     g.add_argument("--seed", type=int, help="replay a run's inputs (printed in the report)")
     g.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
@@ -219,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     t.set_defaults(func=_slurm_task)
 
     r = sub.add_parser("bench", help="every reference and CUB over 2^16..2^30, JSON and plots")
-    r.add_argument("--out", type=Path, default=tools.REPO / "build" / "bench")
-    r.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    r.add_argument("--out", type=Path, default=toolchain.REPO / "build" / "bench")
+    r.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     r.add_argument("--arch", default="auto")
     r.set_defaults(func=_bench)
 
@@ -234,14 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--references", action="store_true",
                    help="(instructor) profile only the reference solutions, in the shape of "
                         "the committed run that a student release reads")
-    p.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    p.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     p.add_argument("--arch", help="gpu_arch for meson (default: the build folder's)")
-    p.add_argument("--json", type=Path, default=tools.REPO / "build" / "profile.json")
+    p.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "profile.json")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per program under ncu")
     p.set_defaults(func=_profile)
 
     k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
-    k.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    k.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     k.add_argument("--arch", default="auto")
     k.add_argument("--repeats", type=int, default=3)
     k.add_argument("--margin", type=float, default=0.85)
@@ -257,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
 
     s = sub.add_parser("selftest", help="the repository's own tests (solutions, skeletons, "
                                         "mutants, grader)")
-    s.add_argument("--build-dir", type=Path, default=tools.REPO / "build")
+    s.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     s.add_argument("-D", dest="meson_option", action="append", metavar="OPTION=VALUE",
                    help="passed to meson setup, e.g. -D gpu_arch=sm_90")
     s.set_defaults(func=_selftest)
@@ -278,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("gpucheck", help="on a GPU machine: build everything, run every test "
                                         "and benchmark, write JSON evidence")
     c.add_argument("--out", type=Path, required=True, help="folder for the JSON and logs")
-    c.add_argument("--build-dir", type=Path, default=tools.REPO / "build-gpucheck")
+    c.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build-gpucheck")
     c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
     c.add_argument("--parts", help="comma-separated: labs, suites, bench, profile, attacks, "
                                    "sandbox, class (default: all)")
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         return args.func(args)
-    except (tools.SetupError, labmeta.CourseFileError, KeyError, ValueError) as e:
+    except (toolchain.SetupError, labmeta.CourseFileError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"error: {msg}", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ What it writes:
 --tables-only rewrites the tables without matplotlib. --check rewrites
 nothing: it exits 1 if a deck's tables differ from what the JSON gives, or a
 deck names a figure that does not exist. Exit 2: the JSON is missing or is not
-evidence this grader reads (grader/evidence: its schema_version, or a layout
+evidence this grader reads (grader/infra/evidence: its schema_version, or a layout
 from before the schema).
 
 The parts, one job each, are in slides/deckgen/ (its __init__ lists them).
@@ -39,7 +39,7 @@ from deckgen import SLIDES  # noqa: E402
 from deckgen.tables import BEGIN, END, INTRO, blocks, figures_named, splice  # noqa: E402
 from deckgen.view import DEFAULT_JSON, LABS_TOML, load, rel  # noqa: E402
 
-from grader.evidence import EvidenceError  # noqa: E402  (deckgen put the repo on the path)
+from grader.infra.evidence import EvidenceError  # noqa: E402  (deckgen put the repo on the path)
 
 # What slides/test_slides.py and build.py use from here.
 __all__ = ["BEGIN", "DEFAULT_JSON", "END", "INTRO", "figures_named", "main"]

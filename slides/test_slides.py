@@ -120,7 +120,7 @@ def test_tables_read_the_same_from_the_schema_as_from_the_old_layout(tmp_path):
     """The committed run predates the schema; written again as schema version 1 (what
     gpucheck writes now), every deck's tables come out the same."""
     sys.path.insert(0, str(REPO))
-    from grader import evidence
+    from grader.infra import evidence
     run = evidence.load(mf.DEFAULT_JSON, evidence.GpuCheck)
     new = tmp_path / "gpucheck.json"
     evidence.dump(run, new)
@@ -198,7 +198,7 @@ def _squash(line: str) -> str:
 
 def solution_statements(lab_id: str) -> set[str]:
     sys.path.insert(0, str(REPO))
-    from grader import fences
+    from grader.engine import fences
     out = set()
     for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
         for f in fences.extract(path.read_text()):

@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grader import isolation, sanitize  # noqa: E402
-from grader.checker_run import SKIP_EXIT, run_checker  # noqa: E402
+from grader.engine import sanitize
+from grader.engine.checker_run import SKIP_EXIT, run_checker  # noqa: E402
+from grader.infra import isolation  # noqa: E402
 
 
 def main() -> int:

@@ -20,7 +20,8 @@ def honest(root: Path, name: str) -> Path:
 def student_folder(tmp_path: Path, name: str, body: str | None = None) -> Path:
     """A submission holding labs/ copied from the skeletons, lab 01 optionally edited."""
     import shutil
-    from grader.tools import REPO
+
+    from grader.infra.toolchain import REPO
     root = tmp_path / "subs" / name
     shutil.copytree(REPO / "labs", root / "labs")
     if body is not None:
@@ -31,7 +32,7 @@ def student_folder(tmp_path: Path, name: str, body: str | None = None) -> Path:
 
 def fake_grade_lab(calls: list):
     """grade_lab's stand-in: full correctness where lab 01 returns 42, else none."""
-    from grader.scoring import LabResult
+    from grader.results import LabResult
 
     def grade_lab(lab, build_dir, **kw):
         calls.append(lab.id)
@@ -47,13 +48,14 @@ def fake_grade_lab(calls: list):
 def offline_batch(monkeypatch):
     """batch without meson or a GPU: the worker tree is copied, grading is faked;
     the list of labs graded, in order."""
-    from grader import batch, submissions
-    from grader.tools import REPO
+    from grader.commands import batch_worker
+    from grader.engine import lab_grading, submissions
+    from grader.infra.toolchain import REPO
     calls: list = []
-    monkeypatch.setattr(batch.grade, "grade_lab", fake_grade_lab(calls))
-    monkeypatch.setattr(batch.Worker, "prepare",
+    monkeypatch.setattr(lab_grading, "grade_lab", fake_grade_lab(calls))
+    monkeypatch.setattr(batch_worker.Worker, "prepare",
                         lambda self, course, labs, progress=None:
                         submissions.copy_harness(REPO, self.src))
-    monkeypatch.setattr(batch.Worker, "measure_ceilings", lambda self, labs, course, when: None)
-    monkeypatch.setattr(batch.Worker, "preflight", lambda self, course, labs, progress=None: None)
+    monkeypatch.setattr(batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None)
+    monkeypatch.setattr(batch_worker.Worker, "preflight", lambda self, course, labs, progress=None: None)
     return calls

@@ -8,7 +8,7 @@ policy violations), and the default containment and the sandbox with the
 policy check off, which shows that the checker/runner split holds on its own.
 The default containment without the policy grades two students at a time
 (--jobs-per-gpu 2): the untimed tests side by side, the timed ones held back
-and run alone on the machine (grader/gate.py).
+and run alone on the machine (grader/infra/gate.py).
 
 Needs nvcc (the harness is built with meson); the sandboxed batch needs
 bubblewrap. Each skips with the reason otherwise."""
@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader import batch, isolation, sandbox
-from grader.tools import REPO
+from grader.commands import batch, batch_config
+from grader.infra import isolation, sandbox
+from grader.infra.toolchain import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "attacks"))
 import judge  # noqa: E402
@@ -62,7 +63,7 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
     specs = [honest(subs, "aaa_honest")]
     specs += make_attacks.write_attacks(subs, {"OUT": str(out)}, LAB).values()
     specs.append(honest(subs, "zzz_honest"))
-    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
+    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
                                sandbox=sandboxed, linked_policy=policy, jobs_per_gpu=jobs,
                                sandbox_limits=sandbox.Limits.parse(["processes=96",
                                                                     "memory_mb=4096"]))

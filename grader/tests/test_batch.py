@@ -6,10 +6,13 @@ import tarfile
 import zipfile
 
 import pytest
-
 from conftest import student_folder
-from grader import batch, feedback, labmeta, submissions
-from grader.tools import REPO
+
+from grader import labmeta
+from grader.commands import batch, batch_config
+from grader.engine import feedback, submissions
+from grader.infra.toolchain import REPO
+from grader.results import StudentResult
 
 COURSE = labmeta.load()
 LAB01 = COURSE.lab("01")
@@ -52,7 +55,7 @@ def test_install_keeps_fences_and_restores_the_harness(tmp_path):
 def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
     specs = [str(student_folder(tmp_path, n, "  return 42;\n" if n == "eve" else None))
              for n in ("eve", "fay")]
-    config = batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
+    config = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
     results = batch.run_batch(specs, config, progress=lambda *_: None)
     assert {r.student: r.points for r in results} == {"eve": LAB01.points_correctness, "fay": 0}
     rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
@@ -72,7 +75,7 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
 
 def test_batch_resumes_and_regrades_changed_submissions(tmp_path, offline_batch):
     specs = [str(student_folder(tmp_path, n)) for n in ("gus", "hal", "ida")]
-    config = batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
+    config = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
     batch.run_batch(specs[:2], config, progress=lambda *_: None)  # "killed" after two
     offline_batch.clear()
     messages = []
@@ -89,5 +92,5 @@ def test_batch_resumes_and_regrades_changed_submissions(tmp_path, offline_batch)
 
 
 def test_gradebook_notes_a_submission_that_could_not_be_opened():
-    res = feedback.StudentResult("kim", "kim.rar", "", "c", "d", error="not a folder")
+    res = StudentResult("kim", "kim.rar", "", "c", "d", error="not a folder")
     assert "not a folder" in feedback.gradebook_csv([res], ["01_cpu_baseline"])

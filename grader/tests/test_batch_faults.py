@@ -14,18 +14,21 @@ import time
 from pathlib import Path
 
 import pytest
-
-from grader import batch, store, tools
-from grader.scoring import LabResult
 from conftest import student_folder
 from test_batch import LAB01
+
+from grader import labmeta
+from grader.commands import batch, batch_config, batch_worker
+from grader.engine import lab_grading, submissions
+from grader.infra import store, toolchain
+from grader.results import LabResult
 
 REPO = Path(__file__).resolve().parents[2]
 QUIET = {"progress": lambda *_: None}
 
 
 def config(tmp_path, **kw):
-    return batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], **kw)
+    return batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], **kw)
 
 
 def rows(tmp_path):
@@ -36,11 +39,11 @@ def rows(tmp_path):
 # -- the machine's faults are the grader's, never a grade ----------------------
 
 def test_a_full_disk_is_the_machines_fault_not_a_build_failure():
-    full = tools.BuildResult("lab", False, "ninja: build stopped\n"
+    full = toolchain.BuildResult("lab", False, "ninja: build stopped\n"
                              "/usr/bin/ld: final link failed: No space left on device\n")
     assert "No space left on device" in full.machine_fault
     # The same words quoted from the student's code are the student's.
-    quoted = tools.BuildResult("lab", False, "labs/01/cpu_sum.cpp:12:2: error: #error No space "
+    quoted = toolchain.BuildResult("lab", False, "labs/01/cpu_sum.cpp:12:2: error: #error No space "
                                "left on device\n")
     assert quoted.machine_fault == ""
 
@@ -48,7 +51,7 @@ def test_a_full_disk_is_the_machines_fault_not_a_build_failure():
 def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monkeypatch,
                                                                   offline_batch):
     specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("amy", "ben")]
-    real = batch.grade.grade_lab
+    real = lab_grading.grade_lab
     calls = {"n": 0}
 
     def flaky(lab, build_dir, **kw):
@@ -61,7 +64,7 @@ def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monke
                              max_performance=lab.points_performance)
         return real(lab, build_dir, **kw)
 
-    monkeypatch.setattr(batch.grade, "grade_lab", flaky)
+    monkeypatch.setattr(lab_grading, "grade_lab", flaky)
     results = batch.run_batch(specs, config(tmp_path), **QUIET)
     bad = [r for r in results if r.error]
     assert len(bad) == 1 and "No space left on device" in bad[0].error
@@ -76,14 +79,14 @@ def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monke
 def test_a_fault_while_grading_one_student_costs_only_that_student(tmp_path, monkeypatch,
                                                                    offline_batch):
     specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("cal", "dee", "eli")]
-    real = batch.Worker._grade
+    real = batch_worker.Worker._grade
 
     def explode_for_dee(self, spec, student, course, labs):
         if student == "dee":
             raise IsADirectoryError(21, "Is a directory", "cpu_sum.cpp")
         return real(self, spec, student, course, labs)
 
-    monkeypatch.setattr(batch.Worker, "_grade", explode_for_dee)
+    monkeypatch.setattr(batch_worker.Worker, "_grade", explode_for_dee)
     results = batch.run_batch(specs, config(tmp_path), **QUIET)
     assert sorted(r.student for r in results) == ["cal", "dee", "eli"]
     assert set(rows(tmp_path)) == {"cal", "dee", "eli"}
@@ -96,7 +99,7 @@ def test_the_cli_exits_non_zero_when_anyone_was_not_graded(tmp_path, monkeypatch
                                                          capsys):
     from grader import cli
     spec = str(student_folder(tmp_path, "fin", "  return 42;\n"))
-    monkeypatch.setattr(batch.Worker, "_grade",
+    monkeypatch.setattr(batch_worker.Worker, "_grade",
                         lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
     code = cli.main(["batch", spec, "--out", str(tmp_path / "out"), "--lab", "01"])
     assert code == 1
@@ -147,7 +150,7 @@ def test_a_second_batch_on_one_out_is_refused(tmp_path, offline_batch):
     (tmp_path / "out").mkdir()
     with open(tmp_path / "out" / ".batch.lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(tools.SetupError, match="another batch is writing"):
+        with pytest.raises(toolchain.SetupError, match="another batch is writing"):
             batch.run_batch([spec], config(tmp_path), **QUIET)
     assert offline_batch == []   # nobody was graded
 
@@ -192,10 +195,10 @@ def test_a_result_that_is_not_utf8_is_regraded(tmp_path, offline_batch):
 # -- bad paths and folders fail before any building ------------------------------
 
 def test_a_missing_submission_is_named_before_anything_is_built(tmp_path, monkeypatch):
-    monkeypatch.setattr(batch.Worker, "prepare",
+    monkeypatch.setattr(batch_worker.Worker, "prepare",
                         lambda *a, **k: pytest.fail("the worker was set up"))
     spec = str(student_folder(tmp_path, "ned"))
-    with pytest.raises(tools.SetupError, match="no such submission: .*nobody"):
+    with pytest.raises(toolchain.SetupError, match="no such submission: .*nobody"):
         batch.run_batch([spec, str(tmp_path / "nobody")], config(tmp_path), **QUIET)
 
 
@@ -212,6 +215,7 @@ def test_an_out_folder_that_cannot_be_written_is_one_clear_line(tmp_path, capsys
 def test_a_nearly_full_disk_is_refused_before_anything_is_built(tmp_path, monkeypatch, capsys,
                                                               offline_batch):
     from collections import namedtuple
+
     from grader import cli
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(batch.shutil, "disk_usage", lambda p: usage(1 << 40, 1 << 40, 5 << 20))
@@ -224,23 +228,23 @@ def test_a_nearly_full_disk_is_refused_before_anything_is_built(tmp_path, monkey
 
 def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
     made = []
-    monkeypatch.setattr(batch.submissions, "copy_harness", lambda repo, dest: dest.mkdir(
+    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(
         parents=True, exist_ok=True))
-    monkeypatch.setattr(batch.tools, "configure", lambda build, options, source: (
+    monkeypatch.setattr(toolchain, "configure", lambda build, options, source: (
         build.mkdir(parents=True, exist_ok=True), (build / "build.ninja").write_text(str(build)),
         made.append(build)))
-    monkeypatch.setattr(batch.tools, "build", lambda *a, **k: tools.BuildResult("all", True))
+    monkeypatch.setattr(toolchain, "build", lambda *a, **k: toolchain.BuildResult("all", True))
     cfg = config(tmp_path)
-    first = batch.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
-    first.prepare(batch.labmeta.load(), [LAB01], lambda *_: None)
+    first = batch_worker.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
+    first.prepare(labmeta.load(), [LAB01], lambda *_: None)
     assert len(made) == 1
-    again = batch.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
-    again.prepare(batch.labmeta.load(), [LAB01], lambda *_: None)
+    again = batch_worker.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
+    again.prepare(labmeta.load(), [LAB01], lambda *_: None)
     assert len(made) == 1   # the same folder: its build is reused
     shutil.copytree(tmp_path / "out", tmp_path / "copy", symlinks=True)
     messages = []
-    moved = batch.Worker(tmp_path / "copy" / "workers" / "w0", None, cfg)
-    moved.prepare(batch.labmeta.load(), [LAB01], messages.append)
+    moved = batch_worker.Worker(tmp_path / "copy" / "workers" / "w0", None, cfg)
+    moved.prepare(labmeta.load(), [LAB01], messages.append)
     assert len(made) == 2 and made[1] == tmp_path / "copy" / "workers" / "w0" / "src" / "build"
     assert any("made in another folder" in m for m in messages)
 
@@ -250,8 +254,11 @@ def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
 DRIVER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
-    from grader import batch, cli, proc, submissions, tools
-    from grader.scoring import LabResult
+    from grader import cli
+    from grader.commands import batch_worker
+    from grader.engine import lab_grading, submissions
+    from grader.infra import proc, toolchain
+    from grader.results import LabResult
 
     def grade_lab(lab, build_dir, **kw):
         # A test binary that takes its time; the marker tells the test it runs.
@@ -262,11 +269,11 @@ DRIVER = textwrap.dedent("""
                          max_correctness=lab.points_correctness,
                          max_performance=lab.points_performance)
 
-    batch.grade.grade_lab = grade_lab
-    batch.Worker.prepare = lambda self, course, labs, progress=None: \\
-        submissions.copy_harness(tools.REPO, self.src)
-    batch.Worker.measure_ceilings = lambda *a, **k: None
-    batch.Worker.preflight = lambda *a, **k: None
+    lab_grading.grade_lab = grade_lab
+    batch_worker.Worker.prepare = lambda self, course, labs, progress=None: \\
+        submissions.copy_harness(toolchain.REPO, self.src)
+    batch_worker.Worker.measure_ceilings = lambda *a, **k: None
+    batch_worker.Worker.preflight = lambda *a, **k: None
     sys.exit(cli.main(["batch", *sys.argv[1:]]))
 """)
 

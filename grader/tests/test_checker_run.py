@@ -6,10 +6,11 @@ import stat
 import textwrap
 from pathlib import Path
 
-
 from conftest import FIXTURES
-from grader.checker_run import RunnerSpec, parse_stream, run_checker
-from grader.gtest_run import parse_gtest_json
+
+from grader.engine.checker_run import parse_stream, run_checker
+from grader.engine.gtest_run import parse_gtest_json
+from grader.infra.runner import RunnerSpec
 
 TESTS = ["A.one", "A.two", "B.three"]
 

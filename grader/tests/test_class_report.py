@@ -8,11 +8,11 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 import pytest
-
-from grader import batch, class_report, labmeta
-from grader.feedback import StudentResult
-from grader.scoring import LabResult
 from conftest import student_folder
+
+from grader import labmeta
+from grader.commands import batch, batch_config, class_report
+from grader.results import LabResult, StudentResult
 
 COURSE = labmeta.load()
 LAB07 = COURSE.lab("07")
@@ -67,7 +67,7 @@ def test_every_batch_writes_the_report_and_its_links_resolve(tmp_path, offline_b
     specs = [str(student_folder(tmp_path, n, "  return 42;\n" if n == "fox" else None))
              for n in ("fox", "gil")]
     messages = []
-    batch.run_batch(specs, batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[]),
+    batch.run_batch(specs, batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[]),
                     progress=messages.append)
     report = tmp_path / "out" / "report.html"
     assert any(f"report: {report}" in m for m in messages)

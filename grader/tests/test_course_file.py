@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import calibrate, cli, labmeta
-from grader.calibrate import Calibration
+from grader import cli, labmeta
+from grader.commands import calibrate
+from grader.commands.calibrate import Calibration
 from grader.labmeta import CourseFileError
 
 REAL = labmeta.LABS_TOML

@@ -1,4 +1,4 @@
-"""The evidence schema (grader/evidence): records round-trip through JSON, the
+"""The evidence schema (grader/infra/evidence): records round-trip through JSON, the
 version is checked, every committed layout reads through the one adapter, and a
 file the grader cannot understand is refused with where and why."""
 import copy
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import evidence as E
+from grader.infra import evidence as E
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs"
 H200 = RUNS / "h200" / "gpucheck.json"
@@ -182,7 +182,7 @@ def test_an_enum_field_reads_by_value_and_refuses_others():
     import enum
     from dataclasses import dataclass
 
-    from grader.evidence.codec import decode, encode
+    from grader.infra.evidence.codec import decode, encode
 
     class Colour(enum.Enum):
         RED = "red"

@@ -1,6 +1,6 @@
 """Feedback that says why a correct lab lost performance points."""
-from grader import feedback
-from grader.scoring import LabResult
+from grader.engine import feedback
+from grader.results import LabResult
 
 
 def lab(**kw):
@@ -41,8 +41,8 @@ def test_without_a_reference_figure_the_line_still_reads():
 
 
 def test_answers_reach_the_feedback_verbatim_and_unscored(tmp_path):
-    from grader import feedback
-    from grader.feedback import StudentResult
+    from grader.engine import feedback
+    from grader.results import StudentResult
     text = "Before: 0.75x\n```\nrm -rf /\n```\n<script>alert(1)</script>\n"
     res = StudentResult("ann", "subs/ann", "h", "c", "d", answers={"03_strided_index": text})
     md = feedback.markdown(res)
@@ -54,8 +54,10 @@ def test_answers_reach_the_feedback_verbatim_and_unscored(tmp_path):
 
 def test_answers_are_read_safely_and_template_left_out(tmp_path):
     # (a link anywhere in a submission refuses all of it: scan_tree, tested elsewhere)
-    from grader import labmeta, submissions
     from conftest import student_folder
+
+    from grader import labmeta
+    from grader.engine import submissions
     course = labmeta.load()
     root = student_folder(tmp_path, "bob")
     (root / "labs" / "03_strided_index" / "ANSWERS.md").write_text("my prediction: slower\n")

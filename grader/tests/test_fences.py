@@ -1,9 +1,9 @@
 """Fenced regions: extraction, what lies outside them, transplanting."""
 import pytest
-
 from conftest import FIXTURES  # noqa: F401
-from grader import fences
-from grader.tools import REPO
+
+from grader.engine import fence_lexer, fences
+from grader.infra.toolchain import REPO
 
 HARNESS = """int f() {
   // ---- your code here (f) ----
@@ -172,4 +172,4 @@ def test_a_huge_hostile_fence_is_refused_quickly():
     started = time.monotonic()
     found = problems("{" * (1 << 20) + "\n")
     assert time.monotonic() - started < 10
-    assert any(f"longer than {fences.MAX_TOKENS} tokens" in p for p in found), found
+    assert any(f"longer than {fence_lexer.MAX_TOKENS} tokens" in p for p in found), found

@@ -1,12 +1,13 @@
-"""grader/gate.py and the held-back timed tests (grade.TimedPart): a timed run
+"""grader/infra/gate.py and the held-back timed tests (lab_grading.TimedPart): a timed run
 never overlaps another run on its GPU, a waiting timed run is not starved,
 and a lab graded in two runs is scored on every test of both."""
 import threading
 import time
 
-from grader import grade, labmeta
-from grader.gate import Gate, held
-from grader.gtest_run import BinaryRun, CaseResult
+from grader import labmeta
+from grader.engine import lab_grading
+from grader.infra.gate import Gate, held
+from grader.results import BinaryRun, CaseResult
 
 COURSE = labmeta.load()
 
@@ -84,7 +85,7 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
     lab = COURSE.lab("07")
     untimed = BinaryRun("checker", "completed", 0, cases=[_case("SumContract.X"),
                                                           _case("SumZHuge.Above2To32Elements")])
-    first = grade.score(lab, untimed)
+    first = lab_grading.score(lab, untimed)
     assert first.points_correctness == lab.points_correctness and first.fraction is None
     calls = []
 
@@ -94,15 +95,15 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
         return BinaryRun("checker", "completed", 0, cases=[_case(
             "SumBandwidth.FractionOfCopyCeiling", fraction=fraction, gbps=1000, graded=1)])
 
-    monkeypatch.setattr(grade, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
 
     class Iso:
         def runner(self, binary):
             return binary
 
-    part = grade.TimedPart(lab, first, untimed, "checker", "runner", {})
+    part = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {})
     full = part.run(Iso())
-    assert calls == [grade.TIMED_TESTS]
+    assert calls == [lab_grading.TIMED_TESTS]
     assert full.tests_passed == 3 and full.points == lab.points_correctness + lab.points_performance
     assert "timed" in full.timing
 
@@ -111,23 +112,23 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
         return BinaryRun("checker", "completed", 1, cases=[_case(
             "SumBandwidth.FractionOfCopyCeiling", "failed", fail_hint="wrong_value")])
 
-    monkeypatch.setattr(grade, "run_checker", wrong)
-    worse = grade.TimedPart(lab, first, untimed, "checker", "runner", {}).run(Iso())
+    monkeypatch.setattr(lab_grading, "run_checker", wrong)
+    worse = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {}).run(Iso())
     assert worse.points == 0 and worse.tests_failed == 1
 
 
 def test_only_a_lab_with_every_correctness_point_is_timed():
     lab = COURSE.lab("07")
-    ok = grade.score(lab, BinaryRun("c", "completed", 0, cases=[_case("SumContract.X")]))
-    bad = grade.score(lab, BinaryRun("c", "completed", 1,
+    ok = lab_grading.score(lab, BinaryRun("c", "completed", 0, cases=[_case("SumContract.X")]))
+    bad = lab_grading.score(lab, BinaryRun("c", "completed", 1,
                                      cases=[_case("SumContract.X", "failed")]))
-    assert grade.timed_tests_later(lab, ok) and not grade.timed_tests_later(lab, bad)
+    assert lab_grading.timed_tests_later(lab, ok) and not lab_grading.timed_tests_later(lab, bad)
     ok.points_correctness = 0   # compute-sanitizer found a hazard
-    assert not grade.timed_tests_later(lab, ok)
+    assert not lab_grading.timed_tests_later(lab, ok)
 
 
 def test_students_per_gpu_are_bounded_by_its_memory():
-    from grader.gpus import Gpu, most_jobs
+    from grader.infra.gpus import Gpu, most_jobs
     assert most_jobs(Gpu(0, "u", "b", "H200", 0, 143771)) == 7
     assert most_jobs(Gpu(0, "u", "b", "H100", 0, 81559)) == 3
     assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360)) == 1

@@ -4,9 +4,10 @@ import json
 import stat
 from pathlib import Path
 
-from grader import evidence, gpucheck
-from grader.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
-from grader.evidence.merge import join_sandbox, merge
+from grader.infra import evidence
+from grader.commands import gpucheck
+from grader.infra.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
+from grader.infra.evidence.merge import join_sandbox, merge
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
 MACHINE = evidence.Machine(["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"], "nvcc",
@@ -107,7 +108,7 @@ def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
 def test_bench_plots_the_committed_benches(tmp_path):
     import pytest
     pytest.importorskip("matplotlib", reason="matplotlib is not installed: no plots")
-    from grader import bench
+    from grader.commands import bench
     run = evidence.load(RUNS / "bench-fac4fd8.json", GpuCheck)
     results = {name: b for e in (run.labs or {}).values() for name, b in e.bench.items()}
     written = bench.plot(results, tmp_path)

@@ -2,10 +2,12 @@
 and where the time went in batch.json."""
 import json
 
-from grader import batch, grade, pace
-from grader.feedback import StudentResult
-from grader.scoring import LabResult
 from conftest import student_folder
+
+from grader import labmeta
+from grader.commands import batch, batch_config, pace
+from grader.engine import lab_grading
+from grader.results import LabResult, StudentResult
 
 
 def result(timings):
@@ -38,15 +40,15 @@ def test_grade_lab_records_its_phases(monkeypatch):
         with phases("tests"):
             pass
         return LabResult(lab=lab.id, title=lab.title, status="graded")
-    monkeypatch.setattr(grade, "_grade_lab", fake)
-    r = grade.grade_lab(batch.labmeta.load().lab("01"), None)
+    monkeypatch.setattr(lab_grading, "_grade_lab", fake)
+    r = lab_grading.grade_lab(labmeta.load().lab("01"), None)
     assert set(r.timing) == {"build", "tests"} and all(v >= 0 for v in r.timing.values())
 
 
 def test_a_batch_writes_its_status_and_pace(tmp_path, offline_batch):
     specs = [str(student_folder(tmp_path, n)) for n in ("ann", "bob", "cy")]
     messages = []
-    cfg = batch.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
+    cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
     batch.run_batch(specs, cfg, progress=messages.append)
     status = json.loads((tmp_path / "out" / "status.json").read_text())
     assert status["submissions"] == 3 and status["graded_now"] == 3 and status["left"] == 0

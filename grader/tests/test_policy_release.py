@@ -3,8 +3,10 @@ import subprocess
 
 import pytest
 
-from grader import labmeta, policy, release
-from grader.tools import REPO
+from grader import labmeta
+from grader.commands import release
+from grader.engine import policy
+from grader.infra.toolchain import REPO
 
 LAB04 = labmeta.load().lab("04")
 

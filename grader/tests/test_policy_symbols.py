@@ -1,9 +1,9 @@
-"""The linked policy check (grader/policy.py check_linked, grader/symbols.py):
+"""The linked policy check (grader/engine/policy.py check_linked, grader/engine/symbols.py):
 what a compiled lab file calls, not how the call is spelled.
 
 Student files are what the batch grader compiles: the reference solution with
 one fence body replaced. The body is pasted as it is, without the fence
-checker of grader/fences.py: where C++ allows a trick only outside a function
+checker of grader/engine/fences.py: where C++ allows a trick only outside a function
 body (an #include), the body closes the function and opens another, as a
 student could. Stopping that is the fence checker's job; this check must
 catch the call even when a break-out gets past it."""
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import fences, labmeta, policy, symbols
-from grader.tools import REPO
+from grader import labmeta
+from grader.engine import fences, policy, symbol_names, symbols
+from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
 TOOLS = symbols.Toolchain.find()
@@ -478,13 +479,13 @@ def test_seconds_per_check(lab_id, fence, body, tmp_path, work, capsys):
      "std::basic_ofstream::open"),
 ])
 def test_bare_name(demangled, bare):
-    assert symbols.bare_name(demangled) == bare
+    assert symbol_names.bare_name(demangled) == bare
 
 
 def test_made_up_names_are_normalised():
-    assert symbols.normalise("_GLOBAL__N__ec2461c6_9_reduce_cu_95aa22e0::block_sum(int*)") \
+    assert symbol_names.normalise("_GLOBAL__N__ec2461c6_9_reduce_cu_95aa22e0::block_sum(int*)") \
         == "(anonymous namespace)::block_sum(int*)"
-    assert symbols.normalise("_GLOBAL__sub_I_sum_sequential") == "_GLOBAL__sub_I_"
+    assert symbol_names.normalise("_GLOBAL__sub_I_sum_sequential") == "_GLOBAL__sub_I_"
 
 
 def test_policy_toml_loads_with_a_reason_for_every_category():

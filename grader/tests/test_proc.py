@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader import proc
+from grader.infra import proc
 
 
 def _running(pid: int) -> bool:

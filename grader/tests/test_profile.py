@@ -8,13 +8,14 @@ import stat
 
 import pytest
 
-from grader import cli, labmeta, profile
+from grader import cli, labmeta
+from grader.commands import profile, profile_ncu
 
 HEADER = ['"ID"', '"Kernel Name"', '"Block Size"', '"Grid Size"']
 
 
 def ncu_csv(kernels: list[dict]) -> str:
-    metrics = list(profile.COUNTERS + profile.TIME_WEIGHTED)
+    metrics = list(profile_ncu.COUNTERS + profile_ncu.TIME_WEIGHTED)
     rows = ["==PROF== Connected to process 1 (/x)", ",".join(HEADER + [f'"{m}"' for m in metrics]),
             ",".join(['""'] * len(HEADER) + ['"unit"'] * len(metrics))]
     for i, k in enumerate(kernels):
@@ -27,14 +28,14 @@ def ncu_csv(kernels: list[dict]) -> str:
 
 def two_kernels() -> list[dict]:
     return [
-        {"name": "block_sums", profile.TIME: 300000, "dram__bytes_read.sum": 134217728,
+        {"name": "block_sums", profile_ncu.TIME: 300000, "dram__bytes_read.sum": 134217728,
          "smsp__inst_executed.sum": 2000000, "smsp__thread_inst_executed_pred_on.sum": 48000000,
          "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 250,
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 7000,
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 1000,
          "dram__throughput.avg.pct_of_peak_sustained_elapsed": 80.0,
          "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0},
-        {"name": "finish", profile.TIME: 100000, "dram__bytes_read.sum": 0,
+        {"name": "finish", profile_ncu.TIME: 100000, "dram__bytes_read.sum": 0,
          "smsp__inst_executed.sum": 1000, "smsp__thread_inst_executed_pred_on.sum": 32000,
          "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 750,
          "dram__throughput.avg.pct_of_peak_sustained_elapsed": 0.0,
@@ -43,20 +44,20 @@ def two_kernels() -> list[dict]:
 
 
 def test_metric_catalogue_matches_the_course_file_schema():
-    assert tuple(profile.METRICS) == labmeta.PROFILE_METRICS
+    assert tuple(profile_ncu.METRICS) == labmeta.PROFILE_METRICS
     for lab in labmeta.load().labs:
-        assert all(k in profile.METRICS for k in lab.profile)
+        assert all(k in profile_ncu.METRICS for k in lab.profile)
         assert lab.profile or not lab.needs_gpu, f"{lab.id} names nothing to profile"
 
 
 def test_csv_is_summed_over_kernels_and_rates_weighted_by_time():
-    kernels = profile.parse_csv(ncu_csv(two_kernels()))
+    kernels = profile_ncu.parse_csv(ncu_csv(two_kernels()))
     assert [k.name for k in kernels] == ["block_sums(int const*)", "finish(int const*)"]
-    total = profile.combine(kernels)
-    assert total[profile.TIME] == 400000
+    total = profile_ncu.combine(kernels)
+    assert total[profile_ncu.TIME] == 400000
     # 80% for 3/4 of the time, 0% for 1/4.
     assert total["dram__throughput.avg.pct_of_peak_sustained_elapsed"] == pytest.approx(60.0)
-    m = profile.metrics_of(total, 1 << 25, len(kernels))
+    m = profile_ncu.metrics_of(total, 1 << 25, len(kernels))
     assert m["time_us"] == pytest.approx(400.0)
     assert m["kernels"] == 2
     assert m["dram_bytes_per_element"] == pytest.approx(4.0)
@@ -67,8 +68,8 @@ def test_csv_is_summed_over_kernels_and_rates_weighted_by_time():
 
 
 def test_units_and_prof_lines_are_not_kernels():
-    assert profile.parse_csv("==PROF== No kernels were profiled.\n") == []
-    assert len(profile.parse_csv(ncu_csv(two_kernels()[:1]))) == 1
+    assert profile_ncu.parse_csv("==PROF== No kernels were profiled.\n") == []
+    assert len(profile_ncu.parse_csv(ncu_csv(two_kernels()[:1]))) == 1
 
 
 def fake_ncu(tmp_path, monkeypatch, *, csv_text="", status="ok", say="", code=0):
@@ -99,14 +100,14 @@ sys.exit({code})
 
 def test_a_profiled_call(tmp_path, monkeypatch):
     binary = fake_ncu(tmp_path, monkeypatch, csv_text=ncu_csv(two_kernels()))
-    p = profile.profile_binary(binary, "yours")
+    p = profile_ncu.profile_binary(binary, "yours")
     assert p.status == "ok" and p.device == "NVIDIA H200" and len(p.kernels) == 2
     assert p.metrics["kernels"] == 2
 
 
 def test_a_wrong_result_is_still_profiled_and_says_so(tmp_path, monkeypatch):
     binary = fake_ncu(tmp_path, monkeypatch, csv_text=ncu_csv(two_kernels()), status="wrong")
-    p = profile.profile_binary(binary, "yours")
+    p = profile_ncu.profile_binary(binary, "yours")
     assert p.status == "wrong" and p.metrics
     course = labmeta.load()
     text = profile.table(course, "03_strided_index", {"yours": p}, "02_interleaved")
@@ -117,22 +118,22 @@ def test_no_permission_is_its_own_exit_with_the_way_out(tmp_path, monkeypatch):
     binary = fake_ncu(tmp_path, monkeypatch, status="none", code=1,
                       say="==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
                           "access NVIDIA GPU Performance Counters on the target device 0.")
-    with pytest.raises(profile.ProfileError) as e:
-        profile.profile_binary(binary, "yours")
-    assert e.value.exit_code == profile.EXIT_NO_PERMISSION == 5
+    with pytest.raises(profile_ncu.ProfileError) as e:
+        profile_ncu.profile_binary(binary, "yours")
+    assert e.value.exit_code == profile_ncu.EXIT_NO_PERMISSION == 5
     assert "NVreg_RestrictProfilingToAdminUsers=0" in str(e.value)
 
 
 def test_no_kernel_profiled_is_an_error_not_a_zero(tmp_path, monkeypatch):
     binary = fake_ncu(tmp_path, monkeypatch, csv_text="==PROF== No kernels were profiled.\n")
-    p = profile.profile_binary(binary, "yours")
+    p = profile_ncu.profile_binary(binary, "yours")
     assert p.status == "error" and not p.metrics and "no kernel" in p.detail
 
 
 def test_without_a_gpu_profile_says_so(monkeypatch, capsys):
-    from grader import batch
-    monkeypatch.setattr(batch, "visible_gpus", lambda: [])
-    assert cli.main(["profile", "03"]) == profile.EXIT_NO_GPU
+    from grader.infra import gpus
+    monkeypatch.setattr(gpus, "visible_gpus", lambda: [])
+    assert cli.main(["profile", "03"]) == profile_ncu.EXIT_NO_GPU
     assert "needs an NVIDIA GPU" in capsys.readouterr().out
 
 
@@ -159,8 +160,8 @@ def test_previous_lab_is_the_nearest_with_the_same_contract():
 
 
 def test_committed_reference_is_labelled_with_its_gpu(tmp_path):
-    p = profile.Profile("04_sequential_addressing", "reference", "ok", device="NVIDIA H200",
-                        metrics={k: 1.0 for k in profile.METRICS})
+    p = profile_ncu.Profile("04_sequential_addressing", "reference", "ok", device="NVIDIA H200",
+                        metrics={k: 1.0 for k in profile_ncu.METRICS})
     committed = {"machine": {"commit": "abcdef123"},
                  "profiles": {"04_sequential_addressing": profile.asdict(p)}}
     got = profile._reference("04_sequential_addressing", tmp_path, False, committed, 25, 1,

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, release, tools
-from grader.tools import REPO
+from grader import cli
+from grader.commands import release
+from grader.infra import toolchain
+from grader.infra.toolchain import REPO
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(not GIT, reason="no git on PATH")
@@ -154,7 +156,7 @@ def test_not_a_git_checkout_is_a_clear_error(tmp_path):
     (plain / "labs").mkdir(parents=True)
     (plain / "labs" / "a.cu").write_text("a\n")
     dest = tmp_path / "release"
-    with pytest.raises(tools.SetupError) as e:
+    with pytest.raises(toolchain.SetupError) as e:
         release.make(dest, repo=plain)
     msg = str(e.value)
     assert "not a git checkout" in msg and "\n" not in msg
@@ -166,16 +168,16 @@ def test_a_folder_inside_a_checkout_is_not_one(tmp_path):
     repo = tmp_path / "outer"
     git(tmp_path, "init", "-q", str(repo))
     (repo / "inner").mkdir()
-    with pytest.raises(tools.SetupError, match="not a git checkout"):
+    with pytest.raises(toolchain.SetupError, match="not a git checkout"):
         release.make(tmp_path / "release", repo=repo / "inner")
-    with pytest.raises(tools.SetupError, match="no commit at HEAD"):
+    with pytest.raises(toolchain.SetupError, match="no commit at HEAD"):
         release.make(tmp_path / "release", repo=repo)
 
 
 def test_cli_release_outside_a_checkout_exits_non_zero(tmp_path, monkeypatch, capsys):
     plain = tmp_path / "copy"
     plain.mkdir()
-    monkeypatch.setattr(tools, "REPO", plain)
+    monkeypatch.setattr(toolchain, "REPO", plain)
     assert cli.main(["release", str(tmp_path / "release"), "--no-check"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "not a git checkout" in err and "\n" not in err

@@ -1,4 +1,4 @@
-"""The sandbox (grader/sandbox.py): each escape attempt of tests/escapes/ is
+"""The sandbox (grader/infra/sandbox.py): each escape attempt of tests/escapes/ is
 contained and graded (lab 01 scores 0, with the reason), the honest students
 graded before and after it keep their points, and nothing outside the
 submission's folder was read, written or reached. The linked policy check is
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader import batch, proc, sandbox
-from grader.tools import REPO
+from grader.commands import batch, batch_config
+from grader.infra import proc, sandbox
+from grader.infra.toolchain import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "escapes"))
 import make_escapes  # noqa: E402
@@ -163,7 +164,7 @@ def sandbox_processes() -> list[str]:
 
 
 def run(specs, out, **kw):
-    config = batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
+    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
                                linked_policy=False, **kw)
     messages = []
     started = time.time()

@@ -2,9 +2,11 @@
 import json
 
 from conftest import FIXTURES
-from grader.gtest_run import BinaryRun, CaseResult, parse_gtest_json
+
+from grader.engine.gtest_run import parse_gtest_json
+from grader.engine.scoring import performance_points, score
 from grader.labmeta import Lab
-from grader.scoring import performance_points, score
+from grader.results import BinaryRun, CaseResult
 
 LAB = Lab(id="04_x", title="x", kind="gpu_sum", files=("reduce.cu",), points_correctness=6,
           points_performance=4, threshold=0.2, floor=0.1)

@@ -1,7 +1,7 @@
 """The normaliser takes away what a copier changes (names, comments, layout,
 the order of independent statements) and keeps what they cannot (the
 code's shape, CUDA's own names, the order that the code depends on)."""
-from grader.similarity.normalise import normalise, statements
+from grader.commands.similarity.normalise import normalise, statements
 
 KERNEL = """  __shared__ int partial[kThreads];
   const unsigned tid = threadIdx.x;   // my thread

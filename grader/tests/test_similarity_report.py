@@ -12,9 +12,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from grader import class_report, cli
-from grader.feedback import StudentResult
-from grader.similarity.report_html import report_section
+from grader import cli
+from grader.commands import class_report
+from grader.results import StudentResult
+from grader.commands.similarity.report_html import report_section
 
 REPO = Path(__file__).resolve().parents[2]
 

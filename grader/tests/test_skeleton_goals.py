@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from grader import fences
-from grader.tools import REPO
+from grader.engine import fences
+from grader.infra.toolchain import REPO
 
 GUIDED = {"02_interleaved"}
 # Lines too generic to give anything away (every kernel has them).

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, labmeta, proc, sandbox, slurm, store, submissions
-from grader.feedback import StudentResult
-from grader.tools import REPO
+from grader import labmeta
+from grader.commands import batch, batch_config, slurm_batch
+from grader.engine import feedback, submissions
+from grader.infra import proc, sandbox, slurm
+from grader.infra.toolchain import REPO
+from grader.results import StudentResult
 
 OK, WHY = slurm.available()
 SANDBOX, _ = sandbox.available()
@@ -54,8 +57,8 @@ def make_class(root: Path) -> list[str]:
     return [str(p) for p in (alice, bob, carl, dina, root / "eve.tar.gz")]
 
 
-def config(out: Path, **kw) -> batch.BatchConfig:
-    return batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120,
+def config(out: Path, **kw) -> batch_config.BatchConfig:
+    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120,
                              sandbox=SANDBOX, **kw)
 
 
@@ -66,7 +69,7 @@ def grades(out):
 @needs_slurm[0]
 @needs_slurm[1]
 def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
-    monkeypatch.setattr(slurm, "POLL_SECONDS", 1.0)
+    monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 1.0)
     specs = make_class(tmp_path / "subs")
 
     local = batch.run_batch(specs, config(tmp_path / "local"), progress=lambda *_: None)
@@ -77,14 +80,14 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
     # Submit the first three and return at once (as if the instructor logged out) ...
     out = tmp_path / "slurm"
     first = []
-    slurm.run_batch(specs[:3], config(out, slurm=True, slots=2, wait=False), first.append)
+    slurm_batch.run_batch(specs[:3], config(out, slurm=True, slots=2, wait=False), first.append)
     state = json.loads((out / "slurm" / "state.json").read_text())
     assert any(f"submitted job {state['job']}: 3 task(s)" in m for m in first), first
 
     # ... then the whole class: the running job is followed, the rest submitted.
     second = []
     started = time.time()
-    results = slurm.run_batch(specs, config(out, slurm=True, slots=2), second.append)
+    results = slurm_batch.run_batch(specs, config(out, slurm=True, slots=2), second.append)
     text = "\n".join(second)
     assert f"job {state['job']} of an earlier run is still in the queue" in text, text
     assert "3 already graded, 2 to submit" in text, text
@@ -105,7 +108,7 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
 
     # Everything graded: a third run submits nothing and writes the same gradebook.
     third = []
-    slurm.run_batch(specs, config(out, slurm=True, slots=2), third.append)
+    slurm_batch.run_batch(specs, config(out, slurm=True, slots=2), third.append)
     assert any("5 already graded, 0 to submit" in m for m in third), third
     assert not any("submitted job" in m for m in third)
     assert grades(out) == grades(tmp_path / "local")
@@ -114,7 +117,7 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
 def test_batch_slurm_without_a_controller_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(slurm, "available", lambda: (False, "no Slurm controller answers"))
     with pytest.raises(slurm.SlurmError, match="no Slurm controller"):
-        slurm.run_batch(["x"], batch.BatchConfig(out=Path("/nonexistent"), slurm=True))
+        slurm_batch.run_batch(["x"], batch_config.BatchConfig(out=Path("/nonexistent"), slurm=True))
 
 
 FLAKY_SQUEUE = """#!/bin/sh
@@ -142,13 +145,13 @@ def test_slurm_squeue_failing_mid_run_still_grades_everyone(tmp_path, monkeypatc
                                         marker=tmp_path / "squeue.failed", real=real))
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(slurm, "POLL_SECONDS", 1.0)
+    monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 1.0)
     monkeypatch.setattr(slurm, "RETRY_PAUSE", 0.5)
     specs = make_class(tmp_path / "subs")
 
     out = tmp_path / "slurm"
     lines = []
-    results = slurm.run_batch(specs, config(out, slurm=True, slots=2), lines.append)
+    results = slurm_batch.run_batch(specs, config(out, slurm=True, slots=2), lines.append)
     text = "\n".join(lines)
     assert (tmp_path / "squeue.failed").exists()             # the fake did fail once
     assert "squeue failed (exit code 1: slurm_load_jobs error: Socket timed out" in text, text
@@ -165,7 +168,7 @@ TIMED_OUT = "slurm_load_jobs error: Socket timed out on send/recv operation\n"
 
 
 class FakeSlurm:
-    """slurm._exec: sbatch gives job 123 (named grade-out), sinfo and sacct answer
+    """slurm.call: sbatch gives job 123 (named grade-out), sinfo and sacct answer
     as a cluster without accounting, squeue gives the answers of `script` in turn (a string:
     exit 0 with that output; (code, output); None: a time-out; a callable: called,
     then its string). Past the script, squeue keeps giving the last answer."""
@@ -204,7 +207,7 @@ class FakeSlurm:
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    monkeypatch.setattr(slurm, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 0.0)
     monkeypatch.setattr(slurm, "RETRY_PAUSE", 0.01)
     monkeypatch.setattr(slurm, "RETRY_MAX_PAUSE", 0.02)
     monkeypatch.setattr(slurm, "RETRY_SECONDS", 5.0)
@@ -215,9 +218,9 @@ def test_follow_asks_a_failing_squeue_again(tmp_path, monkeypatch, fast_retries)
     fake = FakeSlurm([(1, TIMED_OUT), None, "0|RUNNING\n1|PENDING\n",
                       (1, "squeue: error: slurm_receive_msg: Zero Bytes were transmitted\n"),
                       "garbled, half an answer\n", "1|RUNNING\n", ""])
-    monkeypatch.setattr(slurm, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     lines = []
-    slurm.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
+    slurm_batch.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
     assert fake.squeue_calls() == 7                  # followed to squeue's empty answer
     text = "\n".join(lines)
     assert text.count("squeue failed") == 4, text
@@ -233,10 +236,10 @@ def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatc
                                       "Connection refused\n"),
                                   "123_0|COMPLETED\n123_1|RUNNING\n",
                                   "123_0|COMPLETED\n123_1|FAILED\n"])
-    monkeypatch.setattr(slurm, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     monkeypatch.setattr(slurm.shutil, "which", lambda prog: f"/usr/bin/{prog}")
     lines = []
-    final = slurm.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
+    final = slurm_batch.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
     assert final == {0: "COMPLETED", 1: "FAILED"}
     assert sum(c[0] == "sacct" for c in fake.calls) == 3
     assert fake.squeue_calls() == 2
@@ -245,24 +248,24 @@ def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatc
 
 def test_an_unknown_job_id_is_slurms_word_that_the_job_is_over(monkeypatch, fast_retries):
     fake = FakeSlurm([(1, "slurm_load_jobs error: Invalid job id specified\n")])
-    monkeypatch.setattr(slurm, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     assert slurm.queue_states("123") == {}
     assert fake.squeue_calls() == 1
     # Ended tasks that squeue still lists (asked with -t) are not in the queue.
-    assert not slurm._in_queue({0: "COMPLETED", 1: "FAILED"})
-    assert slurm._in_queue({0: "COMPLETED", 1: "RUNNING"})
+    assert not slurm.in_queue({0: "COMPLETED", 1: "FAILED"})
+    assert slurm.in_queue({0: "COMPLETED", 1: "RUNNING"})
 
 
 def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
         tmp_path, monkeypatch, fast_retries):
     monkeypatch.setattr(slurm, "RETRY_SECONDS", 0.3)
     fake = FakeSlurm(["0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT)])
-    monkeypatch.setattr(slurm, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     specs = [str(honest_copy(tmp_path / "subs", n)) for n in ("alice", "bob")]
     out = tmp_path / "out"
     lines = []
     with pytest.raises(slurm.SlurmUnreachable) as e:
-        slurm.run_batch(specs, slurm_config(out), lines.append)
+        slurm_batch.run_batch(specs, slurm_config(out), lines.append)
     msg = str(e.value)
     assert "job 123" in msg and "may still be running" in msg and "same command again" in msg
     assert "Socket timed out" in msg
@@ -277,9 +280,9 @@ def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
     config = slurm_config(out)
     fake2 = FakeSlurm(["0|RUNNING\n1|RUNNING\n", "0|RUNNING\n1|RUNNING\n",
                        lambda: grade_all(specs, out, config) or (1, TIMED_OUT), ""])
-    monkeypatch.setattr(slurm, "_exec", fake2)
+    monkeypatch.setattr(slurm, "call", fake2)
     lines = []
-    results = slurm.run_batch(specs, config, lines.append)
+    results = slurm_batch.run_batch(specs, config, lines.append)
     text = "\n".join(lines)
     assert "job 123 of an earlier run is still in the queue: following it" in text, text
     assert "2 already graded, 0 to submit" in text, text
@@ -297,9 +300,9 @@ def test_squeue_failing_once_mid_run_still_gets_every_grade(tmp_path, monkeypatc
     config = slurm_config(out)
     fake = FakeSlurm(["0|PENDING\n1|PENDING\n", "0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT),
                       lambda: grade_all(specs, out, config) or "1|COMPLETING\n", ""])
-    monkeypatch.setattr(slurm, "_exec", fake)
+    monkeypatch.setattr(slurm, "call", fake)
     lines = []
-    results = slurm.run_batch(specs, config, lines.append)
+    results = slurm_batch.run_batch(specs, config, lines.append)
     text = "\n".join(lines)
     assert "submitted job 123: 2 task(s)" in text and "squeue failed" in text, text
     assert [r.error for r in results] == ["", ""]
@@ -314,17 +317,17 @@ def honest_copy(root: Path, name: str) -> Path:
     return root / name
 
 
-def slurm_config(out: Path) -> batch.BatchConfig:
-    return batch.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60,
+def slurm_config(out: Path) -> batch_config.BatchConfig:
+    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60,
                              sandbox=False, slurm=True, slots=2)
 
 
-def grade_all(specs: list[str], out: Path, config: batch.BatchConfig) -> None:
+def grade_all(specs: list[str], out: Path, config: batch_config.BatchConfig) -> None:
     """What the array's tasks write: a result.json per student (no labs run)."""
     course = labmeta.load()
     ids = submissions.student_ids(specs, config.roster)
     for spec in specs:
         sub = submissions.open_submission(spec, student=ids[spec])
-        store.write_student(out.resolve() / "students",
+        feedback.write_student(out.resolve() / "students",
                             StudentResult(ids[spec], spec, submissions.content_hash(sub, course),
                                           "test", "now", options=config.fingerprint()))

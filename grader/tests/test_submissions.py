@@ -14,10 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES  # noqa: F401
-from grader import labmeta, submissions
-from grader.tools import REPO
+
+from grader import labmeta
+from grader.engine import submission_files, submissions
+from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
 LAB01 = "01_cpu_baseline"
@@ -116,7 +117,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
     with pytest.raises(ValueError, match="FIFO"):
         within(10, lambda: submissions.open_submission(str(root)))
     with pytest.raises(ValueError, match="FIFO"):
-        within(10, lambda: submissions.read_submission_file(root, LAB_FILE.parts))
+        within(10, lambda: submission_files.read_submission_file(root, LAB_FILE.parts))
 
 
 def test_a_fifo_that_passes_the_first_check_is_still_not_waited_on(tmp_path, monkeypatch):
@@ -125,14 +126,14 @@ def test_a_fifo_that_passes_the_first_check_is_still_not_waited_on(tmp_path, mon
     root = student(tmp_path)
     (root / LAB_FILE).unlink()
     os.mkfifo(root / LAB_FILE)
-    real, calls = submissions._what, []
+    real, calls = submission_files.odd_kind, []
 
     def blind_first(st):
         calls.append(st)
         return None if len(calls) == 1 else real(st)
-    monkeypatch.setattr(submissions, "_what", blind_first)
+    monkeypatch.setattr(submission_files, "odd_kind", blind_first)
     with pytest.raises(ValueError, match="FIFO"):
-        within(10, lambda: submissions.read_submission_file(root, LAB_FILE.parts))
+        within(10, lambda: submission_files.read_submission_file(root, LAB_FILE.parts))
 
 
 def test_a_device_node_is_refused(tmp_path):
@@ -159,16 +160,16 @@ def test_a_socket_is_refused(tmp_path):
 
 def test_a_lab_file_over_1_mib_is_refused(tmp_path):
     root = student(tmp_path)
-    (root / LAB_FILE).write_bytes(b" " * (submissions.MAX_FILE_BYTES + 1))
+    (root / LAB_FILE).write_bytes(b" " * (submission_files.MAX_FILE_BYTES + 1))
     refused(root, "labs/01_cpu_baseline/cpu_sum.cpp", "1 MiB")
-    (root / LAB_FILE).write_bytes(b" " * submissions.MAX_FILE_BYTES)
+    (root / LAB_FILE).write_bytes(b" " * submission_files.MAX_FILE_BYTES)
     submissions.open_submission(str(root))
 
 
 def test_a_labs_tree_over_200_mib_is_refused(tmp_path):
     root = student(tmp_path)
     with open(root / "labs" / "big.bin", "wb") as f:   # sparse: no disk used
-        f.truncate(submissions.MAX_TREE_BYTES + 1)
+        f.truncate(submission_files.MAX_TREE_BYTES + 1)
     refused(root, "200 MiB")
 
 
@@ -176,7 +177,7 @@ def test_a_labs_tree_with_too_many_entries_is_refused(tmp_path, monkeypatch):
     root = student(tmp_path)
     count = sum(1 for _ in (root / "labs").rglob("*"))
     submissions.open_submission(str(root))
-    monkeypatch.setattr(submissions, "MAX_ENTRIES", count - 1)
+    monkeypatch.setattr(submission_files, "MAX_ENTRIES", count - 1)
     refused(root, f"more than {count - 1} files")
 
 
@@ -269,7 +270,7 @@ def test_a_zip_with_an_unsafe_path_is_refused(tmp_path, name):
 
 def test_a_zip_that_unpacks_too_large_is_refused(tmp_path, monkeypatch):
     z = zip_of(tmp_path / "z.zip", lab_members("z"))
-    monkeypatch.setattr(submissions, "MAX_TREE_BYTES", 1000)
+    monkeypatch.setattr(submission_files, "MAX_TREE_BYTES", 1000)
     refused(z, "unpacks to more than")
 
 
@@ -300,19 +301,19 @@ def test_a_tar_with_an_unsafe_path_is_refused(tmp_path):
 
 def test_a_tar_bomb_is_refused_before_unpacking(tmp_path, monkeypatch):
     """More members than the limit: refused from the headers, nothing unpacked."""
-    names = [f"t/labs/junk/{i}" for i in range(submissions.MAX_ENTRIES + 1)]
+    names = [f"t/labs/junk/{i}" for i in range(submission_files.MAX_ENTRIES + 1)]
     t = tar_of(tmp_path / "bomb.tar.gz", [tarfile.TarInfo(n) for n in names],
                {n: b"" for n in names})
     unpacked = []
     monkeypatch.setattr(tarfile.TarFile, "extractall", lambda *a, **k: unpacked.append(a))
-    refused(t, f"more than {submissions.MAX_ENTRIES} members")
+    refused(t, f"more than {submission_files.MAX_ENTRIES} members")
     assert unpacked == []
 
 
 def test_a_tar_that_unpacks_too_large_is_refused(tmp_path, monkeypatch):
     name = "t/labs/junk.bin"
     t = tar_of(tmp_path / "big.tar.gz", [tarfile.TarInfo(name)], {name: b"\0" * 4096})
-    monkeypatch.setattr(submissions, "MAX_TREE_BYTES", 1000)
+    monkeypatch.setattr(submission_files, "MAX_TREE_BYTES", 1000)
     refused(t, "unpacks to more than")
 
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from grader import proc, tools
+from grader.infra import proc, toolchain
 
 
 class Done:
@@ -15,7 +15,7 @@ class Done:
 
 def test_missing_tools_go_into_the_repository_venv(tmp_path, monkeypatch):
     venv = tmp_path / ".venv"
-    monkeypatch.setattr(tools, "VENV", venv)
+    monkeypatch.setattr(toolchain, "VENV", venv)
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     calls = []
 
@@ -27,7 +27,7 @@ def test_missing_tools_go_into_the_repository_venv(tmp_path, monkeypatch):
         return Done()
 
     monkeypatch.setattr(proc, "run", run)
-    tools._pip_install(["meson", "ninja"])
+    toolchain._pip_install(["meson", "ninja"])
     assert calls[0][1:4] == ["-m", "venv", "--system-site-packages"]
     assert calls[1][:4] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
     assert not any("--break-system-packages" in c or "--user" in c for call in calls for c in call)
@@ -35,9 +35,9 @@ def test_missing_tools_go_into_the_repository_venv(tmp_path, monkeypatch):
 
 
 def test_a_failed_install_says_what_to_do(tmp_path, monkeypatch):
-    monkeypatch.setattr(tools, "VENV", tmp_path / ".venv")
+    monkeypatch.setattr(toolchain, "VENV", tmp_path / ".venv")
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").write_text("")
     monkeypatch.setattr(proc, "run", lambda cmd, timeout=None, **kw: Done(False, "no network"))
-    with pytest.raises(tools.SetupError, match="pip install meson"):
-        tools._pip_install(["meson"])
+    with pytest.raises(toolchain.SetupError, match="pip install meson"):
+        toolchain._pip_install(["meson"])

@@ -1,6 +1,6 @@
 """make_figures.py's parts, one job each:
 
-  view.py            the evidence (grader.evidence) and the course file, as the decks show them
+  view.py            the evidence (grader.infra.evidence) and the course file, as the decks show them
   tables.py          the results blocks between a deck's markers, and the splice
   float_sum.py       lab 11's tables: four methods, accuracy, the sort-first study
   canvas.py          what every figure shares (matplotlib, saving, cells)

@@ -37,7 +37,7 @@ def profile_lines(ev: Evidence, lab: Lab) -> list[str]:
     run = ev.profile.profiles if ev.profile else {}
     if not run or not ev.profile:
         return []
-    from grader import profile as gp
+    from grader.commands import profile as gp
     course = ev.course
     glab = course.lab(lab.id)
     keys = ["time_us", "dram_pct"] + [k for k in glab.profile if k not in ("time_us", "dram_pct")]

@@ -1,4 +1,4 @@
-"""The evidence as the decks show it: a gpucheck run (read through grader.evidence,
+"""The evidence as the decks show it: a gpucheck run (read through grader.infra.evidence,
 the one schema) joined with the course file (grader.labmeta), in the course's
 order, and the few words every table and plot shares."""
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import evidence, labmeta
-from grader.scoring import LabResult
+from grader import labmeta
+from grader.infra import evidence
+from grader.results import LabResult
 
 from . import REPO
 

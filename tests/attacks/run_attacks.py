@@ -29,7 +29,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 import judge  # noqa: E402
 import make_attacks  # noqa: E402
-from grader import batch, sandbox, tools  # noqa: E402
+
+from grader.commands import batch, batch_config  # noqa: E402
+from grader.infra import sandbox, toolchain  # noqa: E402
 
 
 def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict:
@@ -44,7 +46,7 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     attacks = {a["name"]: a for a in make_attacks.load(lab)}
     made = make_attacks.write_attacks(subs, {"OUT": str(out)}, lab)
     specs = [honest[0], *made.values(), honest[1]]
-    config = batch.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
+    config = batch_config.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
                                sandbox=sandboxed, linked_policy=policy, sanitize=False,
                                jobs_per_gpu=2 if mode == "contained-policy" else 1)
     started = time.time()
@@ -100,7 +102,7 @@ def main() -> int:
 def run_lab(lab: str, modes: list[str], args: argparse.Namespace) -> int:
     """One lab's attacks in every mode: its JSON, its table; the problems found."""
     runs = [run_mode(m, lab, args.work, args.arch, args.timeout) for m in modes]
-    evidence = {"commit": tools.git_commit(), "lab": lab, "runs": runs}
+    evidence = {"commit": toolchain.git_commit(), "lab": lab, "runs": runs}
     (args.out / f"attacks-{lab}.json").write_text(json.dumps(evidence, indent=2) + "\n")
     print(f"\n{'attack':32} " + " ".join(f"{r['mode']:>18}" for r in runs))
     names = list(runs[0]["results"])

@@ -6,7 +6,7 @@ report_section.png (the class report's Similarity section) here.
 usage: screenshot.py [--out DIR]
 
 Grades play no part in the check, so each student gets an empty result
-(store.write_student, as a batch writes it, naming the submission)."""
+(write_student, as a batch writes it, naming the submission)."""
 from __future__ import annotations
 
 import shutil
@@ -19,16 +19,16 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(REPO), str(HERE)]
 import make_copies  # noqa: E402
-from grader import store  # noqa: E402
-from grader.feedback import StudentResult  # noqa: E402
-from grader.similarity import command  # noqa: E402
+from grader.engine.feedback import write_student  # noqa: E402
+from grader.results import StudentResult  # noqa: E402
+from grader.commands.similarity import command  # noqa: E402
 
 
 def batch_of_fixtures(dest: Path) -> Path:
     make_copies.make(dest)
     out = dest / "out"
     for sub in sorted((dest / "subs").iterdir()):
-        store.write_student(out / "students", StudentResult(sub.name, str(sub), "", "", ""))
+        write_student(out / "students", StudentResult(sub.name, str(sub), "", "", ""))
     command.run(out, [dest / "corpus"], None, None)
     return out
 

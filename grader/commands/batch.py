@@ -1,0 +1,325 @@
+"""`batch`: grade a whole class.
+
+Several workers per GPU (--jobs-per-gpu), each with its own copy of the
+instructor's tree and build folder, built once; a submission's fenced code is
+written into the worker's lab files and only what changed is recompiled.
+Every lab is built and run on its own, with a timeout, so a compile error, a
+crash or a hang costs that lab only.
+
+Workers of one GPU build and run their students' untimed tests side by side;
+each student's timed tests wait until that GPU is quiet and run alone (lab
+01's until the whole machine is: grader/infra/gate.py). With one worker in all,
+every lab runs its tests in one go.
+
+Before the first student, the first worker of each GPU measures its copy
+ceiling (with no student code alive) and grades the reference solutions in
+exactly the setting the students get (sandbox or not): if the reference does
+not pass, the machine is at fault and the batch stops without writing
+anyone's grade. After that GPU's last student the ceiling is measured again;
+a drift is reported.
+
+Each finished student is written to OUT/students/<id>/ (result.json,
+feedback.md, results.json) once everything it ran has ended, and a rerun
+skips the students whose result is there for the same submission, graded
+with the same options by the same grader: an interrupted batch resumes
+where it stopped.
+"""
+from __future__ import annotations
+
+import datetime
+import fcntl
+import json
+import os
+import queue
+import shutil
+import tempfile
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+from .. import labmeta
+from ..engine import feedback, submissions
+from ..infra import gpus, proc, store, toolchain
+from ..infra.atomic import write_atomic
+from ..infra.gate import Gate
+from ..results import StudentResult
+from . import class_report
+from .batch_config import (
+    CEILING_CALIBRATION_BOUND,
+    CEILING_DRIFT_BOUND,
+    BatchConfig,
+    BatchError,
+)
+from .batch_worker import GpuGroup, Worker, summary_line, trace
+from .pace import Pace
+
+
+def previous_result(spec: str, student: str, students_dir: Path, course: labmeta.Course,
+                    config: BatchConfig) -> StudentResult | None:
+    """The result already written for this submission, if it is for the same
+    content, graded with the same options, and complete."""
+    previous = store.load_result(students_dir / student / "result.json")
+    if previous is None or previous.error or previous.options != config.fingerprint():
+        return None
+    try:
+        sub = submissions.open_submission(spec, student=student)
+        same = submissions.content_hash(sub, course) == previous.submission_hash
+        if sub.workdir:
+            sub.workdir.cleanup()
+    except ValueError:
+        same = False
+    return previous if same else None
+
+
+# A worker's build tree for every lab is about 300 MB (sm_90); student folders,
+# reports and the compiler's temporary files need more beside it.
+MIN_FREE_OUT = 1 << 30
+MIN_FREE_TMP = 512 << 20
+
+
+def check_space(out: Path) -> None:
+    """A nearly full disk fails builds in ways that read as the student's
+    ("nvcc cannot compile programs"): refuse to start instead, in one line."""
+    for where, need in ((out, MIN_FREE_OUT), (Path(tempfile.gettempdir()), MIN_FREE_TMP)):
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError as e:
+            raise toolchain.SetupError(f"cannot use {where}: {e.strerror}") from None
+        if free < need:
+            raise toolchain.SetupError(f"{where} has {free >> 20} MB free; a batch needs at least "
+                                   f"{need >> 20} MB there: free some space, or use another "
+                                   "--out or TMPDIR")
+
+
+class _Lock:
+    """One batch per output folder at a time."""
+
+    def __init__(self, out: Path):
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            self.file = open(out / ".batch.lock", "a")
+        except OSError as e:
+            raise toolchain.SetupError(f"cannot use {out} for the batch's output: {e.strerror}") from None
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.file.close()
+            raise toolchain.SetupError(f"another batch is writing to {out}: wait for it, or give "
+                                   "this one another --out") from None
+
+    def release(self) -> None:
+        self.file.close()
+
+
+def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
+    """Grades on this machine's GPUs. A Slurm batch is slurm.run_batch (slurm builds on
+    this module, never the other way round: the CLI picks between the two)."""
+    if config.slurm:
+        raise ValueError("batch.run_batch grades locally; a Slurm batch goes through "
+                         "slurm.run_batch")
+    if config.sandbox:
+        from ..infra.sandbox import SandboxError, available
+        ok, why = available()
+        if not ok:
+            raise SandboxError(f"batch --sandbox: {why}")
+    course = labmeta.load()
+    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
+    ids = submissions.student_ids(specs, config.roster)   # refuses two submissions, one id
+    for spec in ids:
+        if not submissions.looks_remote(spec) and not os.path.exists(spec):
+            raise toolchain.SetupError(f"no such submission: {spec}")
+    lock = _Lock(config.out)
+    try:
+        check_space(config.out)
+        return _run_locked(ids, config, course, labs, progress)
+    finally:
+        lock.release()
+
+
+def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course,
+                labs: list[labmeta.Lab], progress) -> list[StudentResult]:
+    students_dir = config.out / "students"
+    selectors = config.gpus if config.gpus is not None else gpus.visible_gpus()
+    needs_gpu = any(lab.needs_gpu for lab in labs)
+    if needs_gpu and not selectors:
+        progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
+    # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
+    groups: list[str | None] = [*selectors] or [None]   # None: no GPU, one group of workers
+    per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in groups}
+    for sel, k in per_gpu.items():
+        if sel is not None and k > gpus.most_jobs(gpus.find(sel)):
+            raise BatchError(f"--jobs-per-gpu {k}: GPU {sel} has memory for "
+                             f"{gpus.most_jobs(gpus.find(sel))} students' tests at once "
+                             f"({gpus.HUGE_CASE_GIB} GiB each)")
+    shared = sum(per_gpu.values()) > 1
+    machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
+    workers: list[Worker] = []
+    for sel, k in per_gpu.items():
+        group = GpuGroup(k, shared)
+        for j in range(k):
+            workers.append(Worker(config.out / "workers" / f"w{len(workers)}", sel, config,
+                                  group=group, lead=j == 0, machine=machine))
+
+    todo: queue.Queue[tuple[str, str]] = queue.Queue()
+    done: list[StudentResult] = []
+    for spec, student in ids.items():
+        previous = previous_result(spec, student, students_dir, course, config)
+        if previous is not None:
+            done.append(previous)
+        else:
+            todo.put((spec, student))
+    total = len(ids)
+    progress(f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
+             f"{len(workers)} worker(s)" +
+             ((f" ({', '.join(str(k) for k in per_gpu.values())} per GPU)" if selectors
+               else " at once") if shared else ""))
+    report: dict = {"fingerprint": config.fingerprint(), "workers": []}
+    if todo.empty():
+        _finish(config, labs, done, report, progress)
+        return done
+
+    # Each worker: set up, measure, preflight; then grade while there is work.
+    lock = threading.Lock()
+    pace = Pace(total=total, already=len(done), workers=len(workers))
+    pace.write_status(config.out / "status.json")
+    errors: list[BaseException] = []
+    prepared = threading.Barrier(len(workers))
+    ready = threading.Barrier(len(workers))
+
+    stop = threading.Event()   # set when the batch is interrupted
+
+    def work(worker: Worker) -> None:
+        try:
+            try:
+                worker.prepare(course, labs, progress)
+            finally:
+                # Every tree built before any ceiling is measured: no compiler
+                # may slow the host's copy (lab 01's yardstick).
+                _wait(prepared)
+            runnable = [l for l in labs if worker.gpu is not None or not l.needs_gpu]
+            trace(f"{worker.root.name} prepared")
+            if worker.lead:
+                # The others of its GPU only build: the GPU is quiet for these.
+                worker.measure_ceilings(runnable, course, "before")
+                _check_calibration(worker, config)
+                if config.preflight:
+                    worker.preflight(course, runnable, progress)
+        except BaseException as e:  # noqa: BLE001 - reported after the join
+            errors.append(e)
+        _wait(ready)
+        if errors:
+            worker.close()
+            return
+        try:
+            while not stop.is_set():
+                try:
+                    spec, student = todo.get_nowait()
+                except queue.Empty:
+                    break
+                try:
+                    res = worker.grade(spec, student, course, labs)
+                except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
+                    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+                    res = StudentResult(student, spec, "", toolchain.git_commit(), now,
+                                        error=f"not graded: {type(e).__name__}: {e}",
+                                        options=config.fingerprint())
+                if stop.is_set():
+                    break   # graded while its processes were being killed: not a grade
+                feedback.write_student(students_dir, res)
+                with lock:
+                    done.append(res)
+                    pace.add(res)
+                    pace.write_status(config.out / "status.json")
+                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}  "
+                             + pace.progress())
+            if worker.group.leave() and worker.ceilings and not stop.is_set():
+                worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
+                                        course, "after")
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            worker.close()
+
+    # Each worker sets its event when it is done. The main thread waits on the
+    # events, not in Thread.join: a join interrupted by a signal handler's
+    # exception marks a running thread as stopped (CPython 3.11, bpo-45274).
+    finished = [threading.Event() for _ in workers]
+
+    def run_worker(worker: Worker, done_event: threading.Event) -> None:
+        try:
+            work(worker)
+        finally:
+            done_event.set()
+
+    threads = [threading.Thread(target=run_worker, args=(w, e)) for w, e in zip(workers, finished)]
+    for t in threads:
+        t.start()
+    try:
+        for event in finished:
+            while not event.wait(0.5):
+                pass
+    except BaseException:
+        # Ctrl-C or SIGTERM (Interrupted): no new student starts, every process
+        # the workers have alive is killed, their temporary folders are removed
+        # as they unwind, and what was being graded is not saved.
+        stop.set()
+        while not all(event.is_set() for event in finished):
+            proc.kill_all()
+            for event in finished:
+                event.wait(0.2)
+        raise
+    for t in threads:
+        t.join()
+    if errors and not done:
+        raise errors[0] if isinstance(errors[0], toolchain.SetupError) else \
+            BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
+    report["pace"] = pace.to_dict()
+    progress(pace.summary())
+    report["workers"] = [{"gpu": w.gpu.uuid if w.gpu else None,
+                          "ceilings": {k: asdict(c) for k, c in w.ceilings.items()},
+                          "timed_waited_seconds": round(w.group.gate.waited_seconds, 1)
+                          if w.group.gate else 0.0}
+                         for w in workers if w.lead]
+    for w in (w for w in workers if w.lead):
+        for side, c in w.ceilings.items():
+            if c.drifted():
+                progress(f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
+                         f"{c.after:.0f} GB/s during the batch (more than "
+                         f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; "
+                         "regrade the performance points")
+                report["ceiling_drift"] = True
+    _finish(config, labs, done, report, progress)
+    if errors:
+        raise errors[0]
+    return done
+
+
+def _wait(barrier: threading.Barrier) -> None:
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
+
+
+def _check_calibration(worker: Worker, config: BatchConfig) -> None:
+    c = worker.ceilings.get("gpu")
+    if c is None or c.calibrated is None:
+        return
+    off = abs(c.before - c.calibrated) / c.calibrated
+    if off > CEILING_CALIBRATION_BOUND and not config.accept_ceiling:
+        raise BatchError(
+            f"the copy ceiling measured on {c.device} ({c.before:.0f} GB/s) is {off:.0%} off the "
+            f"course's calibration for it ({c.calibrated:.0f} GB/s, grader/labs.toml): the GPU "
+            "is busy, throttled or not what it seems. Nobody was graded; fix the machine, or "
+            "pass --accept-ceiling to grade against what it measures.")
+
+
+def _finish(config: BatchConfig, labs: list[labmeta.Lab], results: list[StudentResult],
+            report: dict, progress) -> None:
+    report["students"] = len(results)
+    report["not_graded"] = sorted(r.student for r in results if r.error)
+    write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(config.out / "gradebook.csv",
+                       feedback.gradebook_csv(results, [lab.id for lab in labs]))
+    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}, "
+             f"report: {class_report.write(config.out, results, labs)}")

@@ -1,0 +1,182 @@
+"""What is compared: one document per student and lab (the lab's fenced
+regions, nothing else), the known corpus (the reference solutions, read
+from solutions/ at run time; files an instructor points at), and each lab's
+boilerplate (the skeleton's fences and the harness around them), whose
+fingerprints never count as a match."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ... import labmeta
+from ...engine import fences, submissions
+from ...infra import toolchain
+from .normalise import Normalised, language_of, normalise
+
+CODE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".hpp", ".h", ".c")
+MAX_CORPUS_FILE = 1 << 20
+MAX_CORPUS_FILES = 20_000
+REPO = toolchain.REPO
+
+
+@dataclass(frozen=True)
+class Part:
+    """One fenced region (or a whole corpus file) as written, and normalised."""
+    label: str          # "reduce.cu: block_sum"
+    first_line: int
+    code: str
+    norm: Normalised
+
+
+@dataclass
+class Document:
+    owner: str               # student id, "reference", or the corpus file's path
+    kind: str                # "student", "reference" or "corpus"
+    lab: str | None          # None: a corpus file with no lab, compared with every lab
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(p.norm.text for p in self.parts)
+
+    def lines_of(self, begin: int, end: int) -> dict[int, set[int]]:
+        """part index -> the source lines behind text[begin:end]."""
+        out: dict[int, set[int]] = {}
+        at = 0
+        for k, p in enumerate(self.parts):
+            size = len(p.norm.text)
+            if begin < at + size and end > at:
+                lines = p.norm.lines_of(max(0, begin - at), min(size, end - at))
+                if lines:
+                    out.setdefault(k, set()).update(lines)
+            at += size
+        return out
+
+
+def _as_text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _fenced_parts(name: str, text: str) -> list[Part]:
+    language = language_of(name)
+    return [Part(f"{name}: {f.name}", f.first_line, f.body,
+                 normalise(f.body, language, f.first_line))
+            for f in fences.extract(text, name)]
+
+
+def _has_fences(text: str) -> bool:
+    return any(fences.BEGIN.match(line) for line in text.splitlines())
+
+
+def lab_document(owner: str, kind: str, lab: labmeta.Lab,
+                 files: dict[str, str | None]) -> tuple[Document, list[str]]:
+    """The fences of one lab's files (name -> text; None: missing), and notes on
+    files whose fences could not be read."""
+    doc, notes = Document(owner, kind, lab.id), []
+    for name in lab.files:
+        text = files.get(name)
+        if text is None:
+            continue
+        try:
+            doc.parts += _fenced_parts(name, text)
+        except fences.FenceError as e:
+            notes.append(f"{owner}: {lab.id}/{name} left out: {e}")
+    return doc, notes
+
+
+def student_documents(specs: dict[str, str], course: labmeta.Course
+                      ) -> tuple[list[Document], list[str]]:
+    """spec -> student id, opened as `batch` opens them (submissions.open_submission)."""
+    docs, notes = [], []
+    for spec, student in specs.items():
+        try:
+            sub = submissions.open_submission(spec, student=student, course=course)
+        except ValueError as e:
+            notes.append(f"{student}: not compared: {e}")
+            continue
+        try:
+            for lab in course.labs:
+                files = {name: _as_text(data) if (data := sub.files.get(f"{lab.id}/{name}"))
+                         is not None else None for name in lab.files}
+                doc, lab_notes = lab_document(student, "student", lab, files)
+                docs.append(doc)
+                notes += lab_notes
+        finally:
+            if sub.workdir is not None:
+                sub.workdir.cleanup()
+    return docs, notes
+
+
+def reference_documents(course: labmeta.Course, root: Path = REPO / "solutions"
+                        ) -> list[Document]:
+    """Each lab's reference solution, read now: nothing is stored that could
+    go stale. Empty where solutions/ is absent (a student release)."""
+    docs = []
+    for lab in course.labs:
+        files = {name: (root / lab.id / name).read_text() for name in lab.files
+                 if (root / lab.id / name).is_file()}
+        if files:
+            docs.append(lab_document("reference", "reference", lab, dict(files))[0])
+    return docs
+
+
+def boilerplate_texts(course: labmeta.Course, root: Path = REPO / "labs"
+                      ) -> dict[str, list[tuple[str, str]]]:
+    """lab id -> (language, normalised text) of its skeleton's fences and of the
+    code around them: what every student was given."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for lab in course.labs:
+        texts = []
+        for name in lab.files:
+            path = root / lab.id / name
+            if not path.is_file():
+                continue
+            text = path.read_text()
+            texts.append(normalise(fences.outside(text), language_of(name)).text)
+            texts += [p.norm.text for p in _fenced_parts(name, text)]
+        out[lab.id] = [("cuda", t) for t in texts]
+    return out
+
+
+def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Document], list[str]]:
+    """Every code file under folder (links are not followed). A file with fences
+    under a folder named after a lab is that lab's fenced code (last term's
+    submissions, labs/NN_name/ layout); any other file is compared whole with
+    every lab (public kernels dropped in a folder)."""
+    if not folder.is_dir():
+        raise ValueError(f"--corpus {folder}: not a folder")
+    lab_ids = {lab.id: lab for lab in course.labs}
+    grouped: dict[tuple[str, str], dict[str, str]] = {}
+    docs, notes, seen = [], [], 0
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(top, d)))
+        for name in sorted(names):
+            path = Path(top, name)
+            if not name.endswith(CODE_SUFFIXES) or path.is_symlink() or not path.is_file():
+                continue
+            seen += 1
+            if seen > MAX_CORPUS_FILES:
+                raise ValueError(f"--corpus {folder}: more than {MAX_CORPUS_FILES} code files")
+            shown = str(path.relative_to(folder.parent))
+            if path.stat().st_size > MAX_CORPUS_FILE:
+                notes.append(f"corpus: {shown} left out: larger than 1 MiB")
+                continue
+            text = _as_text(path.read_bytes())
+            lab = lab_ids.get(path.parent.name)
+            if lab is not None and not (name in lab.files and _has_fences(text)):
+                lab = None
+            if lab is not None:
+                holder = path.parent.parent    # a submission's folder, above its labs/
+                if holder.name == "labs" and holder != folder:
+                    holder = holder.parent
+                owner = str(holder.relative_to(folder.parent))
+                grouped.setdefault((owner, lab.id), {})[name] = text
+                continue
+            norm = normalise(text, language_of(name))
+            docs.append(Document(shown, "corpus", None, [Part(name, 1, text, norm)]))
+    for (owner, lab_id), files in sorted(grouped.items()):
+        doc, lab_notes = lab_document(owner, "corpus", lab_ids[lab_id], dict(files))
+        docs.append(doc)
+        notes += lab_notes
+    return docs, notes

@@ -1,0 +1,182 @@
+"""Run a lab's checker against a runner and keep every result it produced.
+
+The checker (tests/checker-<kind>, built from trusted sources only) starts
+the runner (the lab's code) itself and reports each test as one JSON line on
+a file descriptor it inherits: an unlinked temporary file that only this
+process and the checker hold. Nothing the runner prints, writes or exits with
+is read as a result; the checker's stdout is kept only as a log for people.
+
+The grader knows each checker's test list (`--gtest_list_tests`, from the
+trusted binary) and marks every test without a result as failed ("not_run"):
+a run that stops early, for whatever reason, cannot skip a test into a pass.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..infra import proc
+from ..infra.runner import RunnerSpec
+from ..results import BinaryRun, CaseResult
+from ..status import CaseStatus, RunStatus
+
+SKIP_EXIT = 77
+
+
+@functools.lru_cache(maxsize=64)
+def _listing(checker: str, mtime: float, gtest_filter: str | None) -> tuple[str, ...]:
+    args = [checker, "--gtest_list_tests"]
+    if gtest_filter:
+        args.append(f"--gtest_filter={gtest_filter}")
+    done = proc.run(args, timeout=120)
+    if done.code != 0:
+        raise RuntimeError(f"{checker} --gtest_list_tests failed: {done.describe()}: "
+                           f"{done.output[-500:]}")
+    tests, suite = [], ""
+    for line in done.output.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            suite = line.strip()          # "Suite." (a parameterised one: "Prefix/Suite.")
+        else:
+            tests.append(suite + line.split("#")[0].strip())
+    return tuple(tests)
+
+
+def list_tests(checker: Path, gtest_filter: str | None = None) -> list[str]:
+    """The tests this checker runs (with this filter), as Suite.Test names."""
+    return list(_listing(str(checker), os.stat(checker).st_mtime, gtest_filter))
+
+
+def parse_stream(text: str) -> tuple[list[CaseResult], str | None, dict]:
+    """The checker's result stream -> (finished cases, the test running when it
+    stopped, the run's own events: seed, runner exits, an abort)."""
+    cases: list[CaseResult] = []
+    running: str | None = None
+    events: dict = {"runner_exits": []}
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short when the checker was killed
+        if not isinstance(ev, dict):
+            continue
+        kind = ev.get("event")
+        if kind == "start":
+            running = ev.get("test")
+        elif kind == "end":
+            try:
+                cases.append(CaseResult(ev["test"], CaseStatus(ev["result"]), float(ev.get("time_ms", 0)),
+                                        {str(k): str(v) for k, v in ev.get("properties", {}).items()},
+                                        [str(f) for f in ev.get("failures", [])]))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
+            running = None
+        elif kind == "run":
+            events["seed"] = str(ev.get("seed", ""))
+        elif kind == "runner_exit":
+            events["runner_exits"].append(ev)
+        elif kind == "abort":
+            events["abort"] = str(ev.get("reason", ""))
+    return cases, running, events
+
+
+def checker_args(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str, seed: int | None,
+                 gtest_filter: str | None, ceiling_gbps: float | None,
+                 call_timeout: float | None, result_fd: int | None) -> list[str]:
+    args = [str(checker), f"--lab={lab_id}", f"--impl={impl}"]
+    args += [f"--runner-prefix={a}" for a in runner.prefix]
+    args.append(f"--runner={runner.binary}")
+    if runner.user:
+        args.append(f"--runner-user={runner.user}")
+    if runner.workdir is not None:
+        args.append(f"--runner-workdir={runner.workdir}")
+    if seed is not None:
+        args.append(f"--seed={seed}")
+    if gtest_filter:
+        args.append(f"--gtest_filter={gtest_filter}")
+    if ceiling_gbps:
+        args.append(f"--ceiling-gbps={ceiling_gbps}")
+    if call_timeout:
+        args.append(f"--call-timeout={call_timeout:g}")
+    if result_fd is not None:
+        args.append(f"--result-fd={result_fd}")
+    return args
+
+
+def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "labs",
+                timeout: float = 600.0, seed: int | None = None, gtest_filter: str | None = None,
+                perf: bool = True, env: dict[str, str] | None = None,
+                ceiling_gbps: float | None = None, call_timeout: float | None = None,
+                gpu_expected: bool | None = None, log_limit: int = 16 << 20) -> BinaryRun:
+    """Runs every test of `checker` (or those matching gtest_filter) against the
+    runner and returns every result; tests that produced none are 'not_run'.
+
+    gpu_expected: whether the grader itself found a GPU. A checker that says
+    "no GPU" (exit 77) where the grader found one is the machine's fault."""
+    checker = Path(checker)
+    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
+    if not os.access(checker, os.X_OK):
+        run.status, run.reason = RunStatus.MISSING, f"{checker} was not built"
+        return run
+    if not os.access(runner.binary, os.X_OK) and not runner.prefix:
+        run.status, run.reason = RunStatus.MISSING, f"{runner.binary} was not built"
+        return run
+    expected = list_tests(checker, gtest_filter)
+    full_env = dict(env if env is not None else os.environ)
+    if perf:
+        full_env.pop("LAB_SKIP_PERF", None)
+    else:
+        full_env["LAB_SKIP_PERF"] = "1"
+    with tempfile.TemporaryFile() as results:
+        args = checker_args(checker, lab_id, runner, impl=impl, seed=seed,
+                            gtest_filter=gtest_filter, ceiling_gbps=ceiling_gbps,
+                            call_timeout=call_timeout, result_fd=results.fileno())
+        done = proc.run(args, timeout=timeout, env=full_env, output_limit=log_limit,
+                        pass_fds=(results.fileno(),))
+        results.seek(0)
+        text = results.read(64 << 20).decode(errors="replace")
+    run.exit_code = done.code
+    run.output_tail = done.output[-6000:]
+    cases, running, events = parse_stream(text)
+    run.properties["seed"] = events.get("seed", "" if seed is None else str(seed))
+    run.runner_exits = events["runner_exits"]
+    if done.code == SKIP_EXIT and not cases:
+        if gpu_expected:
+            run.status = RunStatus.CHECKER_FAILED
+            run.reason = ("the checker found no usable GPU although this machine has one: "
+                          + next((l for l in done.output.splitlines() if l.startswith("SKIP")),
+                                 done.output[-300:]))
+        else:
+            run.status = RunStatus.SKIPPED
+            run.reason = next((l for l in done.output.splitlines() if l.startswith("SKIP")),
+                              "skipped")
+        return run
+    run.cases = cases
+    if done.timed_out:
+        run.status, run.reason = RunStatus.TIMED_OUT, f"the lab's tests did not finish in {timeout:.0f} s"
+        if running is not None:
+            run.cases.append(CaseResult(running, CaseStatus.TIMED_OUT, failures=[
+                f"{running}: stopped when the whole lab ran out of time ({timeout:.0f} s)"]))
+    elif done.over_limit:
+        run.status, run.reason = RunStatus.CHECKER_FAILED, "the checker's log passed its size limit"
+    elif "abort" in events:
+        run.status, run.reason = RunStatus.CHECKER_FAILED, events["abort"]
+    elif done.code not in (0, 1):
+        # gtest exits 0 or 1; anything else is the checker's own failure (the
+        # lab's code runs in another process, whose crashes are test results).
+        run.status = RunStatus.CHECKER_FAILED
+        run.reason = f"the checker {done.describe()}: {done.output[-400:].strip()}"
+    if any(c.properties.get("fail_hint") == "checker_error" for c in run.cases):
+        run.status = RunStatus.CHECKER_FAILED
+        run.reason = next(c.failures[0] for c in run.cases
+                          if c.properties.get("fail_hint") == "checker_error" and c.failures)
+    finished = {c.name for c in run.cases}
+    why = run.reason or "the checker stopped before it"
+    for name in expected:
+        if name not in finished:
+            run.cases.append(CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"]))
+    return run

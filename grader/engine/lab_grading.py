@@ -1,0 +1,252 @@
+"""Grading one lab: the string policy check (fast), the build of the lab's
+runner (the student's code), the linked policy check (what the compiled code
+calls), the trusted checker driving the runner, the score, and the small cases
+again under compute-sanitizer (GPU labs, when it is installed). A student's
+`grade` and an instructor's `batch` both grade through grade_lab."""
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypedDict
+
+from .. import labmeta
+from ..infra import gpus, toolchain
+from ..infra import isolation as isolation_mod
+from ..infra.gate import SANITIZER, Gate, held
+from ..results import BinaryRun, LabResult
+from ..status import LabStatus, RunStatus, SanitizerStatus
+from . import policy
+from . import sanitize as sanitize_mod
+from .checker_run import run_checker
+from .scoring import score
+
+# The timed tests (scoring.is_performance names them the same way), and the rest.
+TIMED_TESTS = "*Bandwidth*"
+UNTIMED_TESTS = "-*Bandwidth*"
+
+
+def checker_target(lab: labmeta.Lab) -> str:
+    return f"checker-{lab.kind}"
+
+
+def runner_target(lab: labmeta.Lab, impl: str) -> str:
+    return f"{lab.id}-runner-{impl}"
+
+
+def new_seed() -> int:
+    """The grader chooses every run's seed (and records it): code that runs
+    before a test binary's main() cannot pick one that suits it."""
+    return secrets.randbits(62)
+
+
+def blank_result(lab: labmeta.Lab, status: LabStatus, reason: str) -> LabResult:
+    return LabResult(lab=lab.id, title=lab.title, status=status, reason=reason,
+                     max_correctness=lab.points_correctness,
+                     max_performance=lab.points_performance, threshold=lab.threshold,
+                     floor=lab.floor)
+
+
+def refused(lab: labmeta.Lab, why: str) -> LabResult:
+    """A lab of a submission that was refused before anything ran: 0, with the reason."""
+    return blank_result(lab, LabStatus.REFUSED, why)
+
+
+class Phases:
+    """Seconds spent in each phase of grading one lab (build, policy, tests,
+    sanitizer): what a batch adds up to show where its time went."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.monotonic() - started, 2)
+
+
+def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
+    """Grades one lab (_grade_lab) and records how long each phase took."""
+    phases = Phases()
+    result = _grade_lab(lab, build_dir, phases=phases, **kw)
+    result.timing = phases.seconds
+    return result
+
+
+class CheckerOptions(TypedDict):
+    """run_checker's options that the untimed and the timed run of a lab share."""
+    impl: str
+    timeout: float
+    seed: int
+    env: dict[str, str] | None
+    ceiling_gbps: float | None
+    gpu_expected: bool
+    call_timeout: float
+
+
+@dataclass
+class TimedPart:
+    """A lab's timed tests, held back to run later and alone on the GPU (or the
+    machine, lab 01), after its other tests passed beside other students'."""
+    lab: labmeta.Lab
+    result: LabResult        # scored from the untimed tests; completed by run()
+    untimed: BinaryRun       # their run
+    checker: Path
+    runner: Path
+    kw: CheckerOptions       # run_checker's options: impl, timeout, seed, env, ceiling ...
+
+    def run(self, isolation=None) -> LabResult:
+        """Runs the timed tests and scores the lab on every test; `isolation` as
+        for grade_lab (a sandbox cell, or a fresh Contained when None)."""
+        own = isolation is None
+        iso = isolation_mod.contained() if own else isolation
+        started = time.monotonic()
+        try:
+            timed = run_checker(self.checker, self.lab.id, iso.runner(self.runner),
+                                gtest_filter=TIMED_TESTS, perf=True, **self.kw)
+        finally:
+            if own:
+                iso.cleanup()
+        untimed = self.untimed
+        merged = type(untimed)(binary=untimed.binary, status=untimed.status,
+                               exit_code=untimed.exit_code, reason=untimed.reason,
+                               output_tail=untimed.output_tail + timed.output_tail[-3000:],
+                               properties=untimed.properties,
+                               cases=untimed.cases + timed.cases,
+                               runner_exits=untimed.runner_exits + timed.runner_exits)
+        if timed.status != RunStatus.COMPLETED:
+            merged.status, merged.reason = timed.status, timed.reason
+        result = score(self.lab, merged)
+        before = self.result
+        result.notes = before.notes + [n for n in result.notes if n not in before.notes]
+        result.sanitizer, result.timing = before.sanitizer, dict(before.timing)
+        result.timing["timed"] = round(time.monotonic() - started, 2)
+        return result
+
+
+def timed_tests_later(lab: labmeta.Lab, result: LabResult) -> bool:
+    """Whether a lab graded with its timed tests held back earns a timed run:
+    only a lab with every correctness point (a lab that lost them cannot earn
+    performance points) and a rubric with performance points."""
+    return (result.status == LabStatus.GRADED and lab.points_performance > 0
+            and result.points_correctness == result.max_correctness)
+
+
+def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str = "labs",
+               repo: Path = toolchain.REPO,
+              timeout: float = 600.0, perf: bool = True, seed: int | None = None,
+              env: dict[str, str] | None = None, sanitize: bool = True,
+              isolation=None, ceiling_gbps: float | None = None,
+              gpu_expected: bool | None = None, linked_policy: bool = True,
+              policy_work: Path | None = None, gate: Gate | None = None,
+              timed_later: list[TimedPart] | None = None) -> LabResult:
+    """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
+
+    isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
+    grader.infra.isolation.Contained; default: a fresh Contained for this lab.
+    gate: the GPU's gate (grader/infra/gate.py), held shared while a checker runs.
+    timed_later: when given (and perf is on), the timed tests do not run here;
+    the lab's TimedPart is appended to it, to run later and alone."""
+    seed = new_seed() if seed is None else seed
+    if gpu_expected is None:
+        gpu_expected = bool(gpus.list_gpus())
+    lab_dir = repo / impl / lab.id
+    violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
+    target = runner_target(lab, impl)
+    sandboxed = hasattr(isolation, "build")
+    with phases("build"):
+        built = (isolation.build(build_dir, target, tree=repo) if sandboxed
+                 else toolchain.build(build_dir, target))
+    if not built.ok:
+        if built.machine_fault:
+            return blank_result(lab, LabStatus.ERROR, f"the build failed for the machine's sake, not the "
+                                        f"code's: {built.machine_fault}")
+        result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
+        if violations:
+            result.status = LabStatus.POLICY
+            result.reason = "; ".join(_violation_text(v) for v in violations)
+        return result
+    if linked_policy and impl == "labs":
+        for name in lab.files:
+            reference = _reference(repo, lab, name)
+            if reference is None:
+                continue  # a student's own copy: the instructor's batch runs this check
+            with phases("policy"):
+                checked = policy.check_linked(
+                    lab, lab_dir / name, skeleton_file=toolchain.REPO / "labs" / lab.id / name,
+                    reference_file=reference, include_dirs=[repo / "common"],
+                    work=policy_work or build_dir / "policy")
+            violations += checked.violations
+            if not checked.judged:
+                # It built for grading but could not be checked: fail closed (the
+                # batch's preflight checks the reference the same way first).
+                violations.append(policy.Violation(
+                    name, 0, "", "the policy check could not compile or read this file the "
+                                 "way it must: " + (checked.log.strip()[-300:] or "unknown")))
+
+    own = isolation is None
+    iso = isolation_mod.contained() if own else isolation
+    try:
+        runner = build_dir / "tests" / target
+        checker = build_dir / "tests" / checker_target(lab)
+        later = timed_later is not None and perf
+        kw = CheckerOptions(impl=impl, timeout=timeout, seed=seed, env=env,
+                            ceiling_gbps=ceiling_gbps, gpu_expected=gpu_expected and lab.needs_gpu,
+                            call_timeout=min(60.0, timeout / 2))
+        with phases("tests"), held(gate if lab.needs_gpu else None):
+            run = run_checker(checker, lab.id, iso.runner(runner), perf=perf and not later,
+                              gtest_filter=UNTIMED_TESTS if later else None, **kw)
+        result = score(lab, run)
+        note = iso.note()
+        if note and result.status == LabStatus.GRADED and result.points_correctness == 0 \
+                and not (result.first_failure and result.first_failure.hint == "not_implemented"):
+            result.notes.append(note)
+        if sanitize and lab.needs_gpu and result.status == LabStatus.GRADED and result.points_correctness:
+            with phases("sanitizer"), SANITIZER, held(gate):
+                _sanitize(lab, build_dir, runner, iso, result, env, seed)
+    finally:
+        if own:
+            iso.cleanup()
+    if violations:
+        result.status = LabStatus.POLICY
+        result.points_correctness = result.points_performance = 0.0
+        result.reason = "; ".join(_violation_text(v) for v in violations)
+    elif later and timed_later is not None and timed_tests_later(lab, result):
+        timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
+    elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:
+        result.notes.append("bandwidth not measured: it is timed once every correctness "
+                            "test passes")
+    return result
+
+
+def _violation_text(v: policy.Violation) -> str:
+    found = f" ({v.found})" if v.found else ""
+    return f"{v.file}:{v.line}{found}: {v.why}"
+
+
+def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
+    """The reference solution's file, where this tree has one (not in a release)."""
+    for root in (repo, toolchain.REPO):
+        p = root / "solutions" / lab.id / name
+        if p.is_file():
+            return p
+    return None
+
+
+def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None:
+    if not sanitize_mod.available():
+        result.sanitizer["all"] = "unavailable"
+        return
+    tools_for_lab = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
+    for tool_run in sanitize_mod.run_all(build_dir / "tests" / checker_target(lab), lab.id, runner,
+                                         iso, tools=tools_for_lab, env=env, seed=seed):
+        result.sanitizer[tool_run.tool] = tool_run.status
+        if tool_run.status == SanitizerStatus.FINDINGS:
+            result.points_correctness = result.points_performance = 0.0
+            result.hints.insert(0, f"compute-sanitizer {tool_run.tool} found a hazard that the "
+                                   f"outputs did not show: " + "; ".join(tool_run.findings[:3]))

@@ -1,0 +1,81 @@
+"""Who may use a GPU (or the whole machine) at once, inside one batch.
+
+A batch runs several students' correctness tests side by side on one GPU
+(`batch --jobs-per-gpu`): they share it, and the tests do not care. A timed
+run must have the GPU to itself, so each worker's bandwidth tests wait, with
+those of every other worker that asks meanwhile, until no shared run is left,
+and run alone. Lab 01's timed run is on the CPU, so it takes the machine gate,
+which every phase of every worker (builds included) holds shared.
+
+A waiting timed run stops new shared runs from starting (writer preference):
+otherwise a busy GPU would never fall quiet. The shared side is a whole
+checker process (its runner included): a kernel the lab's code left running on
+a private stream dies with that process, before a timed run may start.
+
+Order, to rule out deadlock: the machine gate first, then a GPU's.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+# compute-sanitizer runs one at a time on a machine: on the H200 machine three
+# at once each spun a CPU core for 123 s with the GPU idle, where one alone
+# takes about 4 s (GRADER_TRACE of the class, 982d29c).
+SANITIZER = threading.Lock()
+
+
+class Gate:
+    """A readers-writer lock with writer preference, that counts how long the
+    exclusive side waited (the price of sharing, in the batch's summary)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._waiting = 0
+        self.waited_seconds = 0.0
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            while self._exclusive or self._waiting:
+                self._cond.wait()
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        started = time.monotonic()
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._exclusive or self._shared:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._exclusive = True
+            self.waited_seconds += time.monotonic() - started
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
+
+
+@contextlib.contextmanager
+def held(gate: Gate | None, exclusive: bool = False):
+    """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
+    if gate is None:
+        yield
+    else:
+        with (gate.exclusive() if exclusive else gate.shared()):
+            yield
