@@ -2,6 +2,7 @@
 and the problems of a parsed file, each naming its table and key. Plain Python
 (no jsonschema: the grading machine has the standard library only); labmeta
 raises them as one CourseFileError."""
+
 from __future__ import annotations
 
 import difflib
@@ -13,14 +14,26 @@ TREE_SHAPES = ("interleaved", "strided", "sequential")
 KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
 # What `grader profile` can show (grader/commands/profile.py defines each; a test keeps
 # the two lists equal). Listed here so that this file runs as a plain script.
-PROFILE_METRICS = ("time_us", "kernels", "dram_pct", "dram_bytes_per_element",
-                   "branch_uniform_pct", "active_threads", "bank_conflicts",
-                   "inst_per_32", "issue_busy_pct", "occupancy_pct", "waiting_on_memory",
-                   "bytes_per_load", "atomics")
+PROFILE_METRICS = (
+    "time_us",
+    "kernels",
+    "dram_pct",
+    "dram_bytes_per_element",
+    "branch_uniform_pct",
+    "active_threads",
+    "bank_conflicts",
+    "inst_per_32",
+    "issue_busy_pct",
+    "occupancy_pct",
+    "waiting_on_memory",
+    "bytes_per_load",
+    "atomics",
+)
 
 
 # Plain Python (no jsonschema: the grading machine has the standard library only).
 # Each table maps key -> (check, required); a check returns None or what is wrong.
+
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -67,8 +80,10 @@ def _files(v):
         return "must be a non-empty list of file names"
     bad = [f for f in v if not isinstance(f, str) or not _FILE_NAME.fullmatch(f)]
     if bad:
-        return (f"has {', '.join(map(repr, bad))}: each must be a plain file name "
-                "(letters, digits, _ . + -; no folder, space or comma)")
+        return (
+            f"has {', '.join(map(repr, bad))}: each must be a plain file name "
+            "(letters, digits, _ . + -; no folder, space or comma)"
+        )
     if len(set(v)) != len(v):
         return "lists a file twice"
     return None
@@ -85,12 +100,18 @@ def _forbidden(v):
 def _anchors(v):
     if not isinstance(v, dict):
         return 'must be a table of "log2(n)" = GB/s, e.g. { "20" = 217 }'
-    bad = [f"{k!r} = {x!r}" for k, x in v.items()
-           if not (re.fullmatch(r"[0-9]{1,2}", k) and int(k) <= ANCHOR_LOG2_MAX
-                   and _is_number(x) and x > 0)]
+    bad = [
+        f"{k!r} = {x!r}"
+        for k, x in v.items()
+        if not (
+            re.fullmatch(r"[0-9]{1,2}", k) and int(k) <= ANCHOR_LOG2_MAX and _is_number(x) and x > 0
+        )
+    ]
     if bad:
-        return (f"has {', '.join(bad)}: keys must be log2 of the element count "
-                f'("0" to "{ANCHOR_LOG2_MAX}"), values a number of GB/s > 0')
+        return (
+            f"has {', '.join(bad)}: keys must be log2 of the element count "
+            f'("0" to "{ANCHOR_LOG2_MAX}"), values a number of GB/s > 0'
+        )
     return None
 
 
@@ -99,8 +120,7 @@ def _profile(v):
         return "must be a list of metric names"
     bad = [x for x in v if x not in PROFILE_METRICS]
     if bad:
-        return (f"has {', '.join(map(repr, bad))}: the metrics are "
-                f"{', '.join(PROFILE_METRICS)}")
+        return f"has {', '.join(map(repr, bad))}: the metrics are {', '.join(PROFILE_METRICS)}"
     return None
 
 
@@ -111,16 +131,23 @@ def _tree(v):
 def _builds_on(v):
     if isinstance(v, str) and _LAB_ID.fullmatch(v):
         return None
-    if isinstance(v, dict) and v and all(isinstance(k, str) and isinstance(x, str)
-                                         and _LAB_ID.fullmatch(x) for k, x in v.items()):
+    if (
+        isinstance(v, dict)
+        and v
+        and all(
+            isinstance(k, str) and isinstance(x, str) and _LAB_ID.fullmatch(x) for k, x in v.items()
+        )
+    ):
         return None
-    return ('must be a lab id ("06_grid_stride_shared") or a table of contract = lab id '
-            '({sum = "07_atomic_finish", max = "08_max_reduction"})')
+    return (
+        'must be a lab id ("06_grid_stride_shared") or a table of contract = lab id '
+        '({sum = "07_atomic_finish", max = "08_max_reduction"})'
+    )
 
 
-THRESHOLD_MAX = 1.5     # a fraction of a copy ceiling: above 1.5 is a typo
+THRESHOLD_MAX = 1.5  # a fraction of a copy ceiling: above 1.5 is a typo
 ANCHOR_LOG2_MAX = 40
-TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}   # table -> required
+TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}  # table -> required
 COURSE_KEYS = {"gpu": (_text, True)}
 LAB_KEYS = {
     "title": (_text, True),
@@ -166,14 +193,22 @@ def _lab_problems(lab_id: str, entry) -> list[str]:
     where = f"[labs.{lab_id}]"
     problems = []
     if not _LAB_ID.fullmatch(lab_id):
-        problems.append(f"{where}: the lab id must be a number, _ and a name "
-                        "(letters, digits, _ -), e.g. 04_sequential_addressing")
+        problems.append(
+            f"{where}: the lab id must be a number, _ and a name "
+            "(letters, digits, _ -), e.g. 04_sequential_addressing"
+        )
     problems += _table_problems(where, entry, LAB_KEYS)
-    if isinstance(entry, dict) and _threshold(entry.get("threshold")) is None \
-            and _floor(entry.get("floor")) is None and entry["floor"] > entry["threshold"]:
-        problems.append(f"{where} floor = {entry['floor']!r}: must not exceed threshold "
-                        f"({entry['threshold']!r}); performance points run from floor to "
-                        "threshold")
+    if (
+        isinstance(entry, dict)
+        and _threshold(entry.get("threshold")) is None
+        and _floor(entry.get("floor")) is None
+        and entry["floor"] > entry["threshold"]
+    ):
+        problems.append(
+            f"{where} floor = {entry['floor']!r}: must not exceed threshold "
+            f"({entry['threshold']!r}); performance points run from floor to "
+            "threshold"
+        )
     return problems
 
 
@@ -181,16 +216,22 @@ def problems(data: dict) -> list[str]:
     """Every problem of parsed labs.toml: unknown tables or keys, wrong types,
     values out of range, labs that build on a later one; empty when it is valid."""
     problems = [_unknown("top level:", k, TOP_LEVEL, "table") for k in data if k not in TOP_LEVEL]
-    problems += [f"[{name}]: missing (required)" for name, required in TOP_LEVEL.items()
-                 if required and name not in data]
+    problems += [
+        f"[{name}]: missing (required)"
+        for name, required in TOP_LEVEL.items()
+        if required and name not in data
+    ]
     if "course" in data:
         problems += _table_problems("[course]", data["course"], COURSE_KEYS)
     ceilings = data.get("ceilings", {})
     if not isinstance(ceilings, dict):
         problems.append("[ceilings]: must be a table of GPU model = GB/s")
     else:
-        problems += [f"[ceilings] {model!r} = {v!r}: must be a number of GB/s > 0"
-                     for model, v in ceilings.items() if _positive(v) is not None]
+        problems += [
+            f"[ceilings] {model!r} = {v!r}: must be a number of GB/s > 0"
+            for model, v in ceilings.items()
+            if _positive(v) is not None
+        ]
     labs = data.get("labs", {})
     if not isinstance(labs, dict):
         problems.append("[labs]: must hold one table per lab, [labs.<id>]")
@@ -201,15 +242,22 @@ def problems(data: dict) -> list[str]:
             problems += _lab_problems(lab_id, entry)
         for lab_id, entry in labs.items():
             on = entry.get("builds_on") if isinstance(entry, dict) else None
-            targets = ([on] if isinstance(on, str) else
-                       list(on.values()) if isinstance(on, dict) else [])
-            problems += [f"[labs.{lab_id}] builds_on = {t!r}: must name an earlier lab of this file"
-                         for t in targets if t not in labs or t >= lab_id]
+            targets = (
+                [on] if isinstance(on, str) else list(on.values()) if isinstance(on, dict) else []
+            )
+            problems += [
+                f"[labs.{lab_id}] builds_on = {t!r}: must name an earlier lab of this file"
+                for t in targets
+                if t not in labs or t >= lab_id
+            ]
         numbers: dict[str, list[str]] = {}
         for lab_id in labs:
             numbers.setdefault(lab_id.split("_", 1)[0], []).append(lab_id)
-        problems += [f"[labs.{ids[1]}]: number {n} is also lab {ids[0]} (`grade {n}` must "
-                     "name one lab)" for n, ids in numbers.items() if len(ids) > 1]
+        problems += [
+            f"[labs.{ids[1]}]: number {n} is also lab {ids[0]} (`grade {n}` must name one lab)"
+            for n, ids in numbers.items()
+            if len(ids) > 1
+        ]
     peers = data.get("peers", {})
     if not isinstance(peers, dict):
         problems.append("[peers]: must hold one table per peer, [peers.<id>]")

@@ -4,6 +4,7 @@ Run as a script (meson does, at configure and build time):
   python3 grader/labmeta.py header LABS_TOML OUT_H   the C++ header the tests include
   python3 grader/labmeta.py list LABS_TOML           the labs and their sources, for meson
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,15 +30,15 @@ class Lab:
     threshold: float
     floor: float
     forbidden: tuple[str, ...] = field(default_factory=tuple)
-    anchor_gbps: dict[int, float] = field(default_factory=dict)   # H200, by log2(n)
-    beats_cub: bool = False     # the reference must match or beat CUB at every size
-    rdc: bool = False           # relocatable device code (dynamic parallelism)
-    profile: tuple[str, ...] = ()   # what `grader profile` shows beside the common rows
-    short: str = ""                 # a name for plot legends ("grid-stride")
+    anchor_gbps: dict[int, float] = field(default_factory=dict)  # H200, by log2(n)
+    beats_cub: bool = False  # the reference must match or beat CUB at every size
+    rdc: bool = False  # relocatable device code (dynamic parallelism)
+    profile: tuple[str, ...] = ()  # what `grader profile` shows beside the common rows
+    short: str = ""  # a name for plot legends ("grid-stride")
     # The earlier lab each contract is compared with ("" for a lab of one
     # contract; "sum" and "max" for lab 09): decks, plots, speed-up tables.
     builds_on: dict[str, str] = field(default_factory=dict)
-    tree: str = ""                  # the in-block tree's shape (labs 02-04): decks' diagrams
+    tree: str = ""  # the in-block tree's shape (labs 02-04): decks' diagrams
 
     def previous(self, contract: str = "") -> str | None:
         return self.builds_on.get(contract) or self.builds_on.get("")
@@ -85,8 +86,10 @@ class CourseFileError(Exception):
         self.path = Path(path)
         self.problems = list(problems)
         n = len(self.problems)
-        super().__init__(f"{path}: {n} problem{'s' if n != 1 else ''} in the course file:\n"
-                         + "\n".join(f"  {p}" for p in self.problems))
+        super().__init__(
+            f"{path}: {n} problem{'s' if n != 1 else ''} in the course file:\n"
+            + "\n".join(f"  {p}" for p in self.problems)
+        )
 
 
 def validate(data: dict, path: Path | str = LABS_TOML) -> None:
@@ -112,17 +115,30 @@ def load(path: Path = LABS_TOML) -> Course:
     path = Path(path)
     data = parse(path.read_bytes().decode("utf-8"), path)
     labs = tuple(
-        Lab(id=lab_id, title=entry["title"], kind=entry["kind"], files=tuple(entry["files"]),
+        Lab(
+            id=lab_id,
+            title=entry["title"],
+            kind=entry["kind"],
+            files=tuple(entry["files"]),
             points_correctness=entry["points_correctness"],
             points_performance=entry["points_performance"],
-            threshold=float(entry["threshold"]), floor=float(entry["floor"]),
-            forbidden=tuple(entry.get("forbidden", ())), anchor_gbps=_anchor_map(entry),
-            beats_cub=entry.get("beats_cub", False), rdc=entry.get("rdc", False),
-            profile=tuple(entry.get("profile", ())), short=entry.get("short", ""),
-            builds_on=_builds_on_map(entry.get("builds_on")), tree=entry.get("tree", ""))
-        for lab_id, entry in data["labs"].items())
-    peers = tuple(Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
-                  for pid, p in data.get("peers", {}).items())
+            threshold=float(entry["threshold"]),
+            floor=float(entry["floor"]),
+            forbidden=tuple(entry.get("forbidden", ())),
+            anchor_gbps=_anchor_map(entry),
+            beats_cub=entry.get("beats_cub", False),
+            rdc=entry.get("rdc", False),
+            profile=tuple(entry.get("profile", ())),
+            short=entry.get("short", ""),
+            builds_on=_builds_on_map(entry.get("builds_on")),
+            tree=entry.get("tree", ""),
+        )
+        for lab_id, entry in data["labs"].items()
+    )
+    peers = tuple(
+        Peer(id=pid, title=p.get("title", pid), anchor_gbps=_anchor_map(p))
+        for pid, p in data.get("peers", {}).items()
+    )
     ceilings = {str(k): float(v) for k, v in data.get("ceilings", {}).items()}
     return Course(gpu=data["course"]["gpu"], labs=labs, peers=peers, ceilings=ceilings)
 
@@ -143,7 +159,8 @@ def header(course: Course) -> str:
     rows = "\n".join(
         f"    {{{_c_string(lab.id)}, {_c_string(lab.title)}, {_c_string(lab.kind)}, "
         f"{lab.threshold!r}, {lab.floor!r}}},"
-        for lab in course.labs)
+        for lab in course.labs
+    )
     return f"""// Generated from grader/labs.toml by grader/labmeta.py: do not edit.
 #pragma once
 
@@ -169,8 +186,10 @@ inline constexpr const char* kCourseGpu = {_c_string(course.gpu)};
 
 def build_list(course: Course) -> str:
     """One line per lab for meson.build: id, kind, comma-separated sources, rdc or -."""
-    return "".join(f"{lab.id} {lab.kind} {','.join(lab.files)} {'rdc' if lab.rdc else '-'}\n"
-                   for lab in course.labs)
+    return "".join(
+        f"{lab.id} {lab.kind} {','.join(lab.files)} {'rdc' if lab.rdc else '-'}\n"
+        for lab in course.labs
+    )
 
 
 def main(argv: list[str]) -> int:

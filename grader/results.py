@@ -2,6 +2,7 @@
 engine produces, the store keeps, and feedback, reports and evidence read.
 Each serialises with asdict (statuses are StrEnums, so JSON holds their words)
 and reads back with from_dict where results are loaded from files."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +14,7 @@ from .status import CaseStatus, LabStatus, RunStatus
 
 @dataclass
 class CaseResult:
-    name: str                 # Suite.Test, as --gtest_filter spells it
+    name: str  # Suite.Test, as --gtest_filter spells it
     status: CaseStatus
     time_ms: float = 0.0
     properties: dict[str, str] = field(default_factory=dict)
@@ -29,11 +30,11 @@ class BinaryRun:
     binary: str
     status: RunStatus
     exit_code: int | None = None
-    reason: str = ""          # why skipped / timed out / failed, one line
-    properties: dict[str, str] = field(default_factory=dict)   # seed
+    reason: str = ""  # why skipped / timed out / failed, one line
+    properties: dict[str, str] = field(default_factory=dict)  # seed
     cases: list[CaseResult] = field(default_factory=list)
     output_tail: str = ""
-    runner_exits: list[dict] = field(default_factory=list)     # how each runner ended
+    runner_exits: list[dict] = field(default_factory=list)  # how each runner ended
 
     @property
     def passed(self) -> int:
@@ -93,7 +94,7 @@ class LabResult:
     seed: str = ""
     notes: list[str] = field(default_factory=list)
     sanitizer: dict[str, str] = field(default_factory=dict)  # tool -> clean | findings | ...
-    timing: dict[str, float] = field(default_factory=dict)   # phase -> seconds (lab_grading.Phases)
+    timing: dict[str, float] = field(default_factory=dict)  # phase -> seconds (lab_grading.Phases)
     # What the reference solution reached in the same batch, on the same GPU (preflight).
     reference_fraction: float | None = None
 
@@ -135,11 +136,11 @@ class StudentResult:
     date: str
     labs: list[LabResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    error: str = ""            # not graded: the submission could not be opened, or the
-                               # machine failed (such a result is never reused on resume)
-    options: str = ""          # fingerprint of the grading options (commands.batch_config.BatchConfig)
-    seconds: float = 0.0       # wall time spent grading this submission
-    answers: dict[str, str] = field(default_factory=dict)   # lab -> ANSWERS.md, not scored
+    error: str = ""  # not graded: the submission could not be opened, or the
+    # machine failed (such a result is never reused on resume)
+    options: str = ""  # fingerprint of the grading options (commands.batch_config.BatchConfig)
+    seconds: float = 0.0  # wall time spent grading this submission
+    answers: dict[str, str] = field(default_factory=dict)  # lab -> ANSWERS.md, not scored
 
     @property
     def points(self) -> float:

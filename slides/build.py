@@ -14,6 +14,7 @@ texlive-pictures; poppler-utils for --check's caret test) and,
 for the figures, matplotlib. Exit codes: 0 built, 1 a deck failed, 2 a tool
 is missing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,18 +40,22 @@ def decks(selected: list[str] | None = None, folder: Path = SLIDES) -> list[Path
     for want in selected:
         hits = [p for p in found if p.stem == want or p.stem.split("_", 1)[0] == want.zfill(2)]
         if not hits:
-            raise SystemExit(f"build.py: no deck {want!r}; the decks: "
-                             + ", ".join(p.stem for p in found))
+            raise SystemExit(
+                f"build.py: no deck {want!r}; the decks: " + ", ".join(p.stem for p in found)
+            )
         out += hits
     return out
 
 
 def missing_tools() -> list[str]:
     """What stops a build, each with how to get it; empty when all is there."""
-    hint = ("install them with: apt-get install pandoc texlive-latex-recommended "
-            "texlive-latex-extra texlive-fonts-recommended texlive-pictures poppler-utils")
-    missing = [f"{tool} not found on PATH" for tool in ("pandoc", "pdflatex")
-               if shutil.which(tool) is None]
+    hint = (
+        "install them with: apt-get install pandoc texlive-latex-recommended "
+        "texlive-latex-extra texlive-fonts-recommended texlive-pictures poppler-utils"
+    )
+    missing = [
+        f"{tool} not found on PATH" for tool in ("pandoc", "pdflatex") if shutil.which(tool) is None
+    ]
     if not missing and shutil.which("kpsewhich"):
         for cls in ("beamer.cls",):
             r = subprocess.run(["kpsewhich", cls], capture_output=True, text=True)
@@ -60,33 +65,62 @@ def missing_tools() -> list[str]:
 
 
 def pandoc_command(deck: Path, tex: Path) -> list[str]:
-    return ["pandoc", str(deck),
-            "--from", "markdown-implicit_figures",     # images without "Figure:" captions
-            "--to", "beamer", "--standalone",
-            "--shift-heading-level-by=-1",              # "# Title" is the title, "##" a slide
-            "--slide-level=1",
-            "--columns=200",                           # tables at their natural widths
-            "--highlight-style", "tango",
-            "--include-in-header", str(SLIDES / "preamble.tex"),
-            "--resource-path", str(deck.parent),
-            "-V", "aspectratio=169", "-V", "fontsize=10pt",
-            "-V", "colortheme=dove", "-V", "fonttheme=professionalfonts",
-            "-M", f"subtitle={SUBTITLE}",
-            "-o", str(tex)]
+    return [
+        "pandoc",
+        str(deck),
+        "--from",
+        "markdown-implicit_figures",  # images without "Figure:" captions
+        "--to",
+        "beamer",
+        "--standalone",
+        "--shift-heading-level-by=-1",  # "# Title" is the title, "##" a slide
+        "--slide-level=1",
+        "--columns=200",  # tables at their natural widths
+        "--highlight-style",
+        "tango",
+        "--include-in-header",
+        str(SLIDES / "preamble.tex"),
+        "--resource-path",
+        str(deck.parent),
+        "-V",
+        "aspectratio=169",
+        "-V",
+        "fontsize=10pt",
+        "-V",
+        "colortheme=dove",
+        "-V",
+        "fonttheme=professionalfonts",
+        "-M",
+        f"subtitle={SUBTITLE}",
+        "-o",
+        str(tex),
+    ]
 
 
 def build_one(deck: Path, out_dir: Path) -> tuple[Path, str | None]:
     """pandoc to LaTeX, then pdflatex twice (frame totals) in the decks' folder, so
     that OUT/NN_name.log stays for check_pdf to read."""
     tex, pdf = out_dir / f"{deck.stem}.tex", out_dir / f"{deck.stem}.pdf"
-    proc = subprocess.run(pandoc_command(deck, tex), capture_output=True, text=True,
-                          cwd=deck.parent)
+    proc = subprocess.run(
+        pandoc_command(deck, tex), capture_output=True, text=True, cwd=deck.parent
+    )
     if proc.returncode != 0 or not tex.exists():
         return pdf, (proc.stderr or proc.stdout)[-4000:]
     for _ in range(2):
-        proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
-                               "-output-directory", str(out_dir), str(tex)],
-                              capture_output=True, text=True, cwd=deck.parent, timeout=600)
+        proc = subprocess.run(
+            [
+                "pdflatex",
+                "-interaction=nonstopmode",
+                "-halt-on-error",
+                "-output-directory",
+                str(out_dir),
+                str(tex),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=deck.parent,
+            timeout=600,
+        )
         if proc.returncode != 0:
             return pdf, proc.stdout[-4000:]
     return pdf, None
@@ -105,13 +139,17 @@ def check_pdf(out_dir: Path, stem: str) -> list[str]:
     problems = []
     log = out_dir / f"{stem}.log"
     text = log.read_text(errors="replace") if log.exists() else ""
-    for kind, amount, line in ((m.group(1), float(m.group(2)), m.group(0))
-                               for m in OVERFULL_RE.finditer(text)):
+    for kind, amount, line in (
+        (m.group(1), float(m.group(2)), m.group(0)) for m in OVERFULL_RE.finditer(text)
+    ):
         if amount > OVERFULL_PT:
             problems.append(f"{stem}: {line.strip()[:160]}")
     if shutil.which("pdftotext"):
-        proc = subprocess.run(["pdftotext", "-layout", str(out_dir / f"{stem}.pdf"), "-"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["pdftotext", "-layout", str(out_dir / f"{stem}.pdf"), "-"],
+            capture_output=True,
+            text=True,
+        )
         for n, line in enumerate(proc.stdout.splitlines(), 1):
             if "^" in line or "\u02c6" in line:
                 problems.append(f"{stem}: a raw caret in the PDF's text: {line.strip()[:120]}")
@@ -124,28 +162,42 @@ def make_figures(json_path: Path | None, decks_dir: Path) -> int:
         cmd.append(str(json_path))
     cmd += ["--decks-dir", str(decks_dir)]
     if importlib.util.find_spec("matplotlib") is None:
-        print("build.py: matplotlib is missing: tables only, the committed figures stay "
-              "(pip install matplotlib to redraw them)", file=sys.stderr)
+        print(
+            "build.py: matplotlib is missing: tables only, the committed figures stay "
+            "(pip install matplotlib to redraw them)",
+            file=sys.stderr,
+        )
         cmd.append("--tables-only")
     return subprocess.run(cmd).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     ap.add_argument("decks", nargs="*", help="deck numbers or stems (default: every deck)")
     ap.add_argument("--out", type=Path, default=SLIDES / "build", help="default: slides/build/")
-    ap.add_argument("--json", type=Path, default=None,
-                    help="gpucheck.json (default: tests/gpu_runs/h200/gpucheck.json)")
-    ap.add_argument("--no-figures", action="store_true",
-                    help="do not run make_figures.py first")
-    ap.add_argument("--check", action="store_true",
-                    help="after building, fail on overfull boxes and raw carets (needs "
-                         "pdftotext, poppler-utils, for the carets)")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="gpucheck.json (default: tests/gpu_runs/h200/gpucheck.json)",
+    )
+    ap.add_argument("--no-figures", action="store_true", help="do not run make_figures.py first")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="after building, fail on overfull boxes and raw carets (needs "
+        "pdftotext, poppler-utils, for the carets)",
+    )
     ap.add_argument("--decks-dir", type=Path, default=SLIDES, help=argparse.SUPPRESS)
-    ap.add_argument("--list", action="store_true",
-                    help="print the deck stems, one a line, and exit (meson uses it)")
+    ap.add_argument(
+        "--list",
+        action="store_true",
+        help="print the deck stems, one a line, and exit (meson uses it)",
+    )
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(p.stem for p in decks(args.decks, args.decks_dir)))

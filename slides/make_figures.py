@@ -28,6 +28,7 @@ from before the schema).
 
 The parts, one job each, are in slides/deckgen/ (its __init__ lists them).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,19 +51,36 @@ def deck_path(decks: Path, stem: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="?", type=Path, default=DEFAULT_JSON,
-                    help=f"gpucheck.json (default: {rel(DEFAULT_JSON)})")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "json",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_JSON,
+        help=f"gpucheck.json (default: {rel(DEFAULT_JSON)})",
+    )
     ap.add_argument("--labs-toml", type=Path, default=LABS_TOML)
-    ap.add_argument("--decks-dir", type=Path, default=SLIDES,
-                    help="folder of the NN_name.md decks (default: slides/)")
-    ap.add_argument("--figures-dir", type=Path, default=None,
-                    help="where the PNGs go (default: DECKS_DIR/figures)")
+    ap.add_argument(
+        "--decks-dir",
+        type=Path,
+        default=SLIDES,
+        help="folder of the NN_name.md decks (default: slides/)",
+    )
+    ap.add_argument(
+        "--figures-dir",
+        type=Path,
+        default=None,
+        help="where the PNGs go (default: DECKS_DIR/figures)",
+    )
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--tables-only", action="store_true", help="no figures, no matplotlib")
-    mode.add_argument("--check", action="store_true",
-                      help="write nothing; exit 1 if a deck is stale or names a missing figure")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a deck is stale or names a missing figure",
+    )
     args = ap.parse_args(argv)
     figures_dir = args.figures_dir or args.decks_dir / "figures"
 
@@ -88,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if args.check:
             if new != text:
-                problems.append(f"{path}: results tables differ from {rel(args.json)}; run "
-                                f"python3 slides/make_figures.py")
+                problems.append(
+                    f"{path}: results tables differ from {rel(args.json)}; run "
+                    f"python3 slides/make_figures.py"
+                )
             for fig in figures_named(text):
                 if not (path.parent / fig).is_file():
                     problems.append(f"{path}: names {fig}, which does not exist")
@@ -100,10 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.check and not args.tables_only:
         try:
             from deckgen.figures import Figures
+
             figs = Figures(figures_dir)
         except ImportError as e:
-            print(f"make_figures: matplotlib is needed for the figures ({e}); "
-                  "pip install matplotlib, or use --tables-only", file=sys.stderr)
+            print(
+                f"make_figures: matplotlib is needed for the figures ({e}); "
+                "pip install matplotlib, or use --tables-only",
+                file=sys.stderr,
+            )
             return 2
         figs.all(ev)
         print(f"make_figures: {len(figs.written)} figures in {rel(figures_dir)}")

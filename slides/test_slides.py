@@ -12,6 +12,7 @@
 
 Nothing here writes into the source tree.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,9 @@ def outside_markers(text: str) -> str:
 
 
 def run_make_figures(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SLIDES / "make_figures.py"), *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(SLIDES / "make_figures.py"), *args], capture_output=True, text=True
+    )
 
 
 @pytest.mark.parametrize("stem", DECKS)
@@ -56,8 +58,9 @@ def test_deck_exists_with_one_results_block(stem):
     path = deck(stem)
     assert path.is_file(), f"no deck {path.name} for {stem} (grader/labs.toml lists it)"
     text = path.read_text()
-    assert text.count(mf.BEGIN) == 1 and text.count(mf.END) == 1, \
+    assert text.count(mf.BEGIN) == 1 and text.count(mf.END) == 1, (
         f"{path.name}: needs one {mf.BEGIN} ... {mf.END}"
+    )
     assert text.startswith("# "), f"{path.name}: the first line is the deck title (# ...)"
 
 
@@ -111,7 +114,9 @@ def test_tables_follow_another_gpus_run(tmp_path):
     assert r.returncode == 0, r.stderr
     for stem in DECKS:
         new, old = (decks_dir / f"{stem}.md").read_text(), deck(stem).read_text()
-        assert outside_markers(new) == outside_markers(old), f"{stem}: text outside the markers moved"
+        assert outside_markers(new) == outside_markers(old), (
+            f"{stem}: text outside the markers moved"
+        )
     assert "NVIDIA Example GPU" in (decks_dir / f"{mf.INTRO}.md").read_text()
     assert "has no run of" in (decks_dir / f"{dropped}.md").read_text()
 
@@ -121,6 +126,7 @@ def test_tables_read_the_same_from_the_schema_as_from_the_old_layout(tmp_path):
     gpucheck writes now), every deck's tables come out the same."""
     sys.path.insert(0, str(REPO))
     from grader.infra import evidence
+
     run = evidence.load(mf.DEFAULT_JSON, evidence.GpuCheck)
     new = tmp_path / "gpucheck.json"
     evidence.dump(run, new)
@@ -133,7 +139,7 @@ def test_tables_read_the_same_from_the_schema_as_from_the_old_layout(tmp_path):
     r = run_make_figures(str(new), "--decks-dir", str(decks_dir), "--tables-only")
     assert r.returncode == 0, r.stderr
     rel_json = str(mf.DEFAULT_JSON.relative_to(REPO))
-    for stem in DECKS:   # the provenance names the file read; nothing else moves
+    for stem in DECKS:  # the provenance names the file read; nothing else moves
         got = (decks_dir / f"{stem}.md").read_text().replace(str(new), rel_json)
         assert got == deck(stem).read_text(), stem
 
@@ -156,8 +162,9 @@ def test_figures_regenerate(tmp_path):
     r = run_make_figures("--decks-dir", str(decks_dir))
     assert r.returncode == 0, r.stderr
     for stem in DECKS:
-        assert (decks_dir / f"{stem}.md").read_text() == deck(stem).read_text(), \
+        assert (decks_dir / f"{stem}.md").read_text() == deck(stem).read_text(), (
             f"{stem}: the committed tables are stale"
+        )
         for f in mf.figures_named(deck(stem).read_text()):
             out = decks_dir / f
             assert out.is_file(), f"{stem}: {f} was not generated"
@@ -170,8 +177,19 @@ def test_decks_build(tmp_path):
         pytest.skip("cannot build PDFs here: " + "; ".join(missing))
     # --check: no text or table off a frame (overfull boxes in the kept LaTeX
     # logs), no raw caret in the PDF's text (pdftotext, when installed).
-    r = subprocess.run([sys.executable, str(SLIDES / "build.py"), "--no-figures", "--check",
-                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(SLIDES / "build.py"),
+            "--no-figures",
+            "--check",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     for stem in DECKS:
         pdf = tmp_path / f"{stem}.pdf"
@@ -180,8 +198,10 @@ def test_decks_build(tmp_path):
 
 
 def test_pdf_check_sees_a_caret_and_an_overfull_box(tmp_path):
-    (tmp_path / "x.log").write_text("Overfull \\hbox (42.1pt too wide) in paragraph at lines 3--4\n"
-                                    "Overfull \\hbox (0.5pt too wide) in alignment\n")
+    (tmp_path / "x.log").write_text(
+        "Overfull \\hbox (42.1pt too wide) in paragraph at lines 3--4\n"
+        "Overfull \\hbox (0.5pt too wide) in alignment\n"
+    )
     problems = build.check_pdf(tmp_path, "x")
     assert len([p for p in problems if "42.1pt" in p]) == 1
     assert not any("0.5pt" in p for p in problems)
@@ -199,11 +219,15 @@ def _squash(line: str) -> str:
 def solution_statements(lab_id: str) -> set[str]:
     sys.path.insert(0, str(REPO))
     from grader.engine import fences
+
     out = set()
     for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
         for f in fences.extract(path.read_text()):
-            out |= {s for line in f.body.splitlines()
-                    if len(s := _squash(line)) >= 10 and s not in GENERIC}
+            out |= {
+                s
+                for line in f.body.splitlines()
+                if len(s := _squash(line)) >= 10 and s not in GENERIC
+            }
     return out
 
 
@@ -212,11 +236,16 @@ def test_deck_shows_no_statement_of_the_graded_fence(stem):
     if not (REPO / "solutions").is_dir():
         pytest.skip("no solutions/ here (a student release)")
     graded = solution_statements(stem)
-    shown = {_squash(line) for block in FENCE_RE.findall(deck(stem).read_text())
-             for line in block.splitlines()}
+    shown = {
+        _squash(line)
+        for block in FENCE_RE.findall(deck(stem).read_text())
+        for line in block.splitlines()
+    }
     shared = sorted(graded & shown)
-    assert not shared, (f"slides/{stem}.md shows code of the graded fence: {shared[:4]}; "
-                        f"keep it in solutions/{stem}/walkthrough.md")
+    assert not shared, (
+        f"slides/{stem}.md shows code of the graded fence: {shared[:4]}; "
+        f"keep it in solutions/{stem}/walkthrough.md"
+    )
 
 
 @pytest.mark.parametrize("stem", LAB_IDS)
@@ -234,5 +263,5 @@ def test_walkthrough_shows_the_solution_as_it_is(stem):
     assert graded & shown, f"{path} shows none of the solution's statements"
 
 
-if __name__ == "__main__":   # python3 slides/test_slides.py runs them too
+if __name__ == "__main__":  # python3 slides/test_slides.py runs them too
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

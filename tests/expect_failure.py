@@ -16,6 +16,7 @@ With --sanitize the runner must fail under compute-sanitizer's TOOL (for a
 bug the outputs cannot show, such as a race in a max tree that loses nothing
 on most runs); exit 77 where compute-sanitizer is missing or there is no GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,15 @@ def main() -> int:
 
 def check(args, iso) -> int:
     if args.sanitize:
-        result = sanitize.run_tool(args.checker, args.lab, args.runner, iso, args.sanitize,
-                                   gtest_filter=args.filter, timeout=args.timeout)
+        result = sanitize.run_tool(
+            args.checker,
+            args.lab,
+            args.runner,
+            iso,
+            args.sanitize,
+            gtest_filter=args.filter,
+            timeout=args.timeout,
+        )
         print(f"{args.sanitize}: {result.status}")
         for finding in result.findings[:5]:
             print("  " + finding)
@@ -60,37 +68,54 @@ def check(args, iso) -> int:
         print("--hint or --sanitize is required", file=sys.stderr)
         return 2
     hints = set(args.hint.split(","))
-    run = run_checker(args.checker, args.lab, iso.runner(args.runner), impl="expect-failure",
-                      timeout=args.timeout, perf=False)
+    run = run_checker(
+        args.checker,
+        args.lab,
+        iso.runner(args.runner),
+        impl="expect-failure",
+        timeout=args.timeout,
+        perf=False,
+    )
     if run.status == "skipped":
         print(run.reason)
         return SKIP_EXIT
     if run.status in ("missing", "checker_failed"):
         print(f"NOT OK: {run.status}: {run.reason}\n{run.output_tail[-2000:]}")
         return 1
-    matching = [c for c in run.failed if c.properties.get("fail_hint") in hints
-                and "fail_n" in c.properties]
+    matching = [
+        c for c in run.failed if c.properties.get("fail_hint") in hints and "fail_n" in c.properties
+    ]
     for c in matching[:3]:
-        print(f"failed as expected: {c.name}: n={c.properties['fail_n']}, "
-              f"input {c.properties.get('fail_input')}, hint {c.properties['fail_hint']}")
+        print(
+            f"failed as expected: {c.name}: n={c.properties['fail_n']}, "
+            f"input {c.properties.get('fail_input')}, hint {c.properties['fail_hint']}"
+        )
         print("  " + (c.failures[0] if c.failures else "").replace("\n", "\n  "))
     if matching:
-        print(f"OK: {len(run.failed)} of {len(run.cases)} tests failed; "
-              f"{len(matching)} with hint {'/'.join(sorted(hints))}")
+        print(
+            f"OK: {len(run.failed)} of {len(run.cases)} tests failed; "
+            f"{len(matching)} with hint {'/'.join(sorted(hints))}"
+        )
         return 0
     needed = run.case(args.needs) if args.needs else None
     if needed is not None and needed.status == "skipped":
-        print(f"SKIP: {args.needs} skipped here ({needed.failures or 'see its output'}), "
-              "and only it shows this bug")
+        print(
+            f"SKIP: {args.needs} skipped here ({needed.failures or 'see its output'}), "
+            "and only it shows this bug"
+        )
         return SKIP_EXIT
     if not run.failed:
-        print(f"NOT OK: all {len(run.cases)} tests passed or skipped; expected a failure "
-              f"with hint {'/'.join(sorted(hints))}")
+        print(
+            f"NOT OK: all {len(run.cases)} tests passed or skipped; expected a failure "
+            f"with hint {'/'.join(sorted(hints))}"
+        )
         return 1
     print(f"NOT OK: {len(run.failed)} tests failed, none with hint {'/'.join(sorted(hints))}:")
     for c in run.failed[:5]:
-        print(f"  {c.name} [{c.status}] hint={c.properties.get('fail_hint')}: "
-              f"{(c.failures[0] if c.failures else '')[:300]}")
+        print(
+            f"  {c.name} [{c.status}] hint={c.properties.get('fail_hint')}: "
+            f"{(c.failures[0] if c.failures else '')[:300]}"
+        )
     return 1
 
 

@@ -9,6 +9,7 @@ substitution that no longer matches exactly once stops the build.
   mutate.py list SPEC                      lines "lab name file hints needs sanitize filter"
   mutate.py apply SPEC NAME SOLUTION OUT   writes the broken file
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,9 +30,11 @@ def load(spec: Path) -> list[dict]:
 
 
 def listing(spec: Path) -> str:
-    return "".join(f"{spec.stem} {m['name']} {m['file']} {','.join(m.get('hints', ['-']))} "
-                   f"{m.get('needs', '-')} {m.get('sanitize', '-')} {m.get('filter', '-')}\n"
-                   for m in load(spec))
+    return "".join(
+        f"{spec.stem} {m['name']} {m['file']} {','.join(m.get('hints', ['-']))} "
+        f"{m.get('needs', '-')} {m.get('sanitize', '-')} {m.get('filter', '-')}\n"
+        for m in load(spec)
+    )
 
 
 def apply(spec: Path, name: str, source: Path, out: Path, header: bool = True) -> None:
@@ -41,10 +44,14 @@ def apply(spec: Path, name: str, source: Path, out: Path, header: bool = True) -
     text = source.read_text()
     count = text.count(m["replace"])
     if count != 1:
-        raise SystemExit(f"{spec}: mutant {name}: the text to replace occurs {count} times in "
-                         f"{source}, not once; update the mutant to the solution")
-    banner = (f"// MUTANT {spec.stem}/{name}, made by tests/mutate.py from {source.name}:\n"
-              f"// {m['why']}\n")
+        raise SystemExit(
+            f"{spec}: mutant {name}: the text to replace occurs {count} times in "
+            f"{source}, not once; update the mutant to the solution"
+        )
+    banner = (
+        f"// MUTANT {spec.stem}/{name}, made by tests/mutate.py from {source.name}:\n"
+        f"// {m['why']}\n"
+    )
     out.write_text((banner if header else "") + text.replace(m["replace"], m["with"]))
 
 

@@ -24,6 +24,7 @@ skips the students whose result is there for the same submission, graded
 with the same options by the same grader: an interrupted batch resumes
 where it stopped.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -54,8 +55,9 @@ from .batch_worker import GpuGroup, Worker, summary_line, trace
 from .pace import Pace
 
 
-def previous_result(spec: str, student: str, students_dir: Path, course: labmeta.Course,
-                    config: BatchConfig) -> StudentResult | None:
+def previous_result(
+    spec: str, student: str, students_dir: Path, course: labmeta.Course, config: BatchConfig
+) -> StudentResult | None:
     """The result already written for this submission, if it is for the same
     content, graded with the same options, and complete."""
     previous = store.load_result(students_dir / student / "result.json")
@@ -86,9 +88,11 @@ def check_space(out: Path) -> None:
         except OSError as e:
             raise toolchain.SetupError(f"cannot use {where}: {e.strerror}") from None
         if free < need:
-            raise toolchain.SetupError(f"{where} has {free >> 20} MB free; a batch needs at least "
-                                   f"{need >> 20} MB there: free some space, or use another "
-                                   "--out or TMPDIR")
+            raise toolchain.SetupError(
+                f"{where} has {free >> 20} MB free; a batch needs at least "
+                f"{need >> 20} MB there: free some space, or use another "
+                "--out or TMPDIR"
+            )
 
 
 class _Lock:
@@ -99,13 +103,16 @@ class _Lock:
             out.mkdir(parents=True, exist_ok=True)
             self.file = open(out / ".batch.lock", "a")
         except OSError as e:
-            raise toolchain.SetupError(f"cannot use {out} for the batch's output: {e.strerror}") from None
+            raise toolchain.SetupError(
+                f"cannot use {out} for the batch's output: {e.strerror}"
+            ) from None
         try:
             fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.file.close()
-            raise toolchain.SetupError(f"another batch is writing to {out}: wait for it, or give "
-                                   "this one another --out") from None
+            raise toolchain.SetupError(
+                f"another batch is writing to {out}: wait for it, or give this one another --out"
+            ) from None
 
     def release(self) -> None:
         self.file.close()
@@ -115,16 +122,18 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
     """Grades on this machine's GPUs. A Slurm batch is slurm.run_batch (slurm builds on
     this module, never the other way round: the CLI picks between the two)."""
     if config.slurm:
-        raise ValueError("batch.run_batch grades locally; a Slurm batch goes through "
-                         "slurm.run_batch")
+        raise ValueError(
+            "batch.run_batch grades locally; a Slurm batch goes through slurm.run_batch"
+        )
     if config.sandbox:
         from ..infra.sandbox import SandboxError, available
+
         ok, why = available()
         if not ok:
             raise SandboxError(f"batch --sandbox: {why}")
     course = labmeta.load()
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
-    ids = submissions.student_ids(specs, config.roster)   # refuses two submissions, one id
+    ids = submissions.student_ids(specs, config.roster)  # refuses two submissions, one id
     for spec in ids:
         if not submissions.looks_remote(spec) and not os.path.exists(spec):
             raise toolchain.SetupError(f"no such submission: {spec}")
@@ -136,29 +145,44 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
         lock.release()
 
 
-def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course,
-                labs: list[labmeta.Lab], progress) -> list[StudentResult]:
+def _run_locked(
+    ids: dict[str, str],
+    config: BatchConfig,
+    course: labmeta.Course,
+    labs: list[labmeta.Lab],
+    progress,
+) -> list[StudentResult]:
     students_dir = config.out / "students"
     selectors = config.gpus if config.gpus is not None else gpus.visible_gpus()
     needs_gpu = any(lab.needs_gpu for lab in labs)
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
-    groups: list[str | None] = [*selectors] or [None]   # None: no GPU, one group of workers
+    groups: list[str | None] = [*selectors] or [None]  # None: no GPU, one group of workers
     per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in groups}
     for sel, k in per_gpu.items():
         if sel is not None and k > gpus.most_jobs(gpus.find(sel)):
-            raise BatchError(f"--jobs-per-gpu {k}: GPU {sel} has memory for "
-                             f"{gpus.most_jobs(gpus.find(sel))} students' tests at once "
-                             f"({gpus.HUGE_CASE_GIB} GiB each)")
+            raise BatchError(
+                f"--jobs-per-gpu {k}: GPU {sel} has memory for "
+                f"{gpus.most_jobs(gpus.find(sel))} students' tests at once "
+                f"({gpus.HUGE_CASE_GIB} GiB each)"
+            )
     shared = sum(per_gpu.values()) > 1
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
     workers: list[Worker] = []
     for sel, k in per_gpu.items():
         group = GpuGroup(k, shared)
         for j in range(k):
-            workers.append(Worker(config.out / "workers" / f"w{len(workers)}", sel, config,
-                                  group=group, lead=j == 0, machine=machine))
+            workers.append(
+                Worker(
+                    config.out / "workers" / f"w{len(workers)}",
+                    sel,
+                    config,
+                    group=group,
+                    lead=j == 0,
+                    machine=machine,
+                )
+            )
 
     todo: queue.Queue[tuple[str, str]] = queue.Queue()
     done: list[StudentResult] = []
@@ -169,10 +193,19 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
         else:
             todo.put((spec, student))
     total = len(ids)
-    progress(f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
-             f"{len(workers)} worker(s)" +
-             ((f" ({', '.join(str(k) for k in per_gpu.values())} per GPU)" if selectors
-               else " at once") if shared else ""))
+    progress(
+        f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
+        f"{len(workers)} worker(s)"
+        + (
+            (
+                f" ({', '.join(str(k) for k in per_gpu.values())} per GPU)"
+                if selectors
+                else " at once"
+            )
+            if shared
+            else ""
+        )
+    )
     report: dict = {"fingerprint": config.fingerprint(), "workers": []}
     if todo.empty():
         _finish(config, labs, done, report, progress)
@@ -186,7 +219,7 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     prepared = threading.Barrier(len(workers))
     ready = threading.Barrier(len(workers))
 
-    stop = threading.Event()   # set when the batch is interrupted
+    stop = threading.Event()  # set when the batch is interrupted
 
     def work(worker: Worker) -> None:
         try:
@@ -220,21 +253,27 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
                     res = worker.grade(spec, student, course, labs)
                 except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
                     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-                    res = StudentResult(student, spec, "", toolchain.git_commit(), now,
-                                        error=f"not graded: {type(e).__name__}: {e}",
-                                        options=config.fingerprint())
+                    res = StudentResult(
+                        student,
+                        spec,
+                        "",
+                        toolchain.git_commit(),
+                        now,
+                        error=f"not graded: {type(e).__name__}: {e}",
+                        options=config.fingerprint(),
+                    )
                 if stop.is_set():
-                    break   # graded while its processes were being killed: not a grade
+                    break  # graded while its processes were being killed: not a grade
                 feedback.write_student(students_dir, res)
                 with lock:
                     done.append(res)
                     pace.add(res)
                     pace.write_status(config.out / "status.json")
-                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}  "
-                             + pace.progress())
+                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}  " + pace.progress())
             if worker.group.leave() and worker.ceilings and not stop.is_set():
-                worker.measure_ceilings([l for l in labs if worker.gpu or not l.needs_gpu],
-                                        course, "after")
+                worker.measure_ceilings(
+                    [l for l in labs if worker.gpu or not l.needs_gpu], course, "after"
+                )
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
@@ -271,22 +310,31 @@ def _run_locked(ids: dict[str, str], config: BatchConfig, course: labmeta.Course
     for t in threads:
         t.join()
     if errors and not done:
-        raise errors[0] if isinstance(errors[0], toolchain.SetupError) else \
-            BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
+        raise (
+            errors[0]
+            if isinstance(errors[0], toolchain.SetupError)
+            else BatchError(f"the batch stopped: {type(errors[0]).__name__}: {errors[0]}")
+        )
     report["pace"] = pace.to_dict()
     progress(pace.summary())
-    report["workers"] = [{"gpu": w.gpu.uuid if w.gpu else None,
-                          "ceilings": {k: asdict(c) for k, c in w.ceilings.items()},
-                          "timed_waited_seconds": round(w.group.gate.waited_seconds, 1)
-                          if w.group.gate else 0.0}
-                         for w in workers if w.lead]
+    report["workers"] = [
+        {
+            "gpu": w.gpu.uuid if w.gpu else None,
+            "ceilings": {k: asdict(c) for k, c in w.ceilings.items()},
+            "timed_waited_seconds": round(w.group.gate.waited_seconds, 1) if w.group.gate else 0.0,
+        }
+        for w in workers
+        if w.lead
+    ]
     for w in (w for w in workers if w.lead):
         for side, c in w.ceilings.items():
             if c.drifted():
-                progress(f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
-                         f"{c.after:.0f} GB/s during the batch (more than "
-                         f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; "
-                         "regrade the performance points")
+                progress(
+                    f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
+                    f"{c.after:.0f} GB/s during the batch (more than "
+                    f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; "
+                    "regrade the performance points"
+                )
                 report["ceiling_drift"] = True
     _finish(config, labs, done, report, progress)
     if errors:
@@ -311,15 +359,24 @@ def _check_calibration(worker: Worker, config: BatchConfig) -> None:
             f"the copy ceiling measured on {c.device} ({c.before:.0f} GB/s) is {off:.0%} off the "
             f"course's calibration for it ({c.calibrated:.0f} GB/s, grader/labs.toml): the GPU "
             "is busy, throttled or not what it seems. Nobody was graded; fix the machine, or "
-            "pass --accept-ceiling to grade against what it measures.")
+            "pass --accept-ceiling to grade against what it measures."
+        )
 
 
-def _finish(config: BatchConfig, labs: list[labmeta.Lab], results: list[StudentResult],
-            report: dict, progress) -> None:
+def _finish(
+    config: BatchConfig,
+    labs: list[labmeta.Lab],
+    results: list[StudentResult],
+    report: dict,
+    progress,
+) -> None:
     report["students"] = len(results)
     report["not_graded"] = sorted(r.student for r in results if r.error)
     write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
-    write_atomic(config.out / "gradebook.csv",
-                       feedback.gradebook_csv(results, [lab.id for lab in labs]))
-    progress(f"[batch] gradebook: {config.out / 'gradebook.csv'}, "
-             f"report: {class_report.write(config.out, results, labs)}")
+    write_atomic(
+        config.out / "gradebook.csv", feedback.gradebook_csv(results, [lab.id for lab in labs])
+    )
+    progress(
+        f"[batch] gradebook: {config.out / 'gradebook.csv'}, "
+        f"report: {class_report.write(config.out, results, labs)}"
+    )

@@ -1,6 +1,7 @@
 """What a batch is asked to do (BatchConfig, whose fingerprint decides which
 stored results are reused), and how it stops: BatchError before anyone is
 graded, Interrupted on a signal."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,32 +29,37 @@ class BatchConfig:
     out: Path
     lab_ids: list[str] | None = None
     timeout: float = 600.0
-    gpus: list[str] | None = None     # nvidia-smi indices or UUIDs; default: every GPU
+    gpus: list[str] | None = None  # nvidia-smi indices or UUIDs; default: every GPU
     arch: str = "auto"
     perf: bool = True
-    sandbox: bool = False             # the runner in bubblewrap (sandbox.py)
+    sandbox: bool = False  # the runner in bubblewrap (sandbox.py)
     sandbox_limits: Limits | None = None
-    sanitize: bool = True             # small cases under compute-sanitizer (GPU labs)
-    linked_policy: bool = True        # off only in the attack suite, to test the rest alone
+    sanitize: bool = True  # small cases under compute-sanitizer (GPU labs)
+    linked_policy: bool = True  # off only in the attack suite, to test the rest alone
     roster: dict[str, str] | None = None  # submission -> student id
-    preflight: bool = True            # grade the reference in this setting first
-    accept_ceiling: bool = False      # grade even when the ceiling is off the calibration
-    slurm: bool = False               # one Slurm job-array task per submission (slurm.py)
+    preflight: bool = True  # grade the reference in this setting first
+    accept_ceiling: bool = False  # grade even when the ceiling is off the calibration
+    slurm: bool = False  # one Slurm job-array task per submission (slurm.py)
     partition: str | None = None
-    slurm_args: list[str] | None = None   # more sbatch options, e.g. --account=X
-    slots: int = 4                    # Slurm: tasks at once (each slot keeps one build tree)
-    wait: bool = True                 # Slurm: wait for the job and write the gradebook
-    jobs_per_gpu: int = 1             # students graded at once per GPU (grader/infra/gate.py)
+    slurm_args: list[str] | None = None  # more sbatch options, e.g. --account=X
+    slots: int = 4  # Slurm: tasks at once (each slot keeps one build tree)
+    wait: bool = True  # Slurm: wait for the job and write the gradebook
+    jobs_per_gpu: int = 1  # students graded at once per GPU (grader/infra/gate.py)
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
         other options, another grader or another course file is not reused."""
-        parts = {"labs": sorted(self.lab_ids or []), "perf": self.perf,
-                 "sandbox": self.sandbox, "sanitize": self.sanitize, "arch": self.arch,
-                 "policy": self.linked_policy,
-                 "limits": asdict(self.sandbox_limits or Limits()),
-                 "grader": toolchain.git_commit(),
-                 "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16]}
+        parts = {
+            "labs": sorted(self.lab_ids or []),
+            "perf": self.perf,
+            "sandbox": self.sandbox,
+            "sanitize": self.sanitize,
+            "arch": self.arch,
+            "policy": self.linked_policy,
+            "limits": asdict(self.sandbox_limits or Limits()),
+            "grader": toolchain.git_commit(),
+            "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16],
+        }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 

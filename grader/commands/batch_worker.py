@@ -2,6 +2,7 @@
 folder, built once; a submission's fenced code is written into it and only
 what changed is recompiled. Workers of one GPU share a gate (GpuGroup) and the
 copy ceiling measured before the first student and after the last (Ceiling)."""
+
 from __future__ import annotations
 
 import datetime
@@ -35,15 +36,18 @@ if TYPE_CHECKING:
 
 @dataclass
 class Ceiling:
-    kind: str                       # checker kind it was measured with
+    kind: str  # checker kind it was measured with
     before: float = 0.0
     after: float = 0.0
     calibrated: float | None = None
     device: str = ""
 
     def drifted(self) -> bool:
-        return bool(self.before and self.after and
-                    abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before)
+        return bool(
+            self.before
+            and self.after
+            and abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before
+        )
 
 
 class GpuGroup:
@@ -54,7 +58,7 @@ class GpuGroup:
     def __init__(self, workers: int, shared: bool) -> None:
         self.gate = Gate("gpu") if shared else None
         self.ceilings: dict[str, Ceiling] = {}
-        self.reference_fraction: dict[str, float | None] = {}   # lab id -> preflight's figure
+        self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers
         self.lock = threading.Lock()
 
@@ -68,9 +72,15 @@ class GpuGroup:
 class Worker:
     """A tree and build folder of the instructor's harness, on one GPU."""
 
-    def __init__(self, root: Path, gpu: str | None, config: BatchConfig,
-                 group: GpuGroup | None = None, lead: bool = True,
-                 machine: Gate | None = None):
+    def __init__(
+        self,
+        root: Path,
+        gpu: str | None,
+        config: BatchConfig,
+        group: GpuGroup | None = None,
+        lead: bool = True,
+        machine: Gate | None = None,
+    ):
         self.root, self.config = root, config
         self.gpu = gpus.find(gpu) if gpu is not None else None
         # A worker without a GPU of its own (a Slurm task: CUDA_VISIBLE_DEVICES
@@ -80,8 +90,8 @@ class Worker:
         self.build = self.src / "build"
         self.sandbox: Sandbox | None = None
         self.group = group or GpuGroup(1, shared=False)
-        self.lead = lead                 # measures the ceilings, runs the preflight
-        self.machine = machine           # the machine gate, when workers share it
+        self.lead = lead  # measures the ceilings, runs the preflight
+        self.machine = machine  # the machine gate, when workers share it
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
 
@@ -99,8 +109,10 @@ class Worker:
         home = self.root / ".made-at"
         here = str(self.root.resolve())
         if self.src.exists() and (not home.exists() or home.read_text() != here):
-            progress(f"[batch] {self.root} was made in another folder (a copied or moved "
-                     "--out): setting it up again")
+            progress(
+                f"[batch] {self.root} was made in another folder (a copied or moved "
+                "--out): setting it up again"
+            )
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
         write_atomic(home, here)
@@ -109,35 +121,45 @@ class Worker:
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             toolchain.configure(self.build, options, source=self.src)
         checkers = sorted({lab_grading.checker_target(lab) for lab in labs})
-        built = toolchain.build(self.build, checkers + [lab_grading.runner_target(l, "labs") for l in labs])
+        built = toolchain.build(
+            self.build, checkers + [lab_grading.runner_target(l, "labs") for l in labs]
+        )
         if not built.ok and not (self.build / "tests" / checkers[0]).exists():
             raise BatchError(f"the harness does not build in {self.build}:\n{built.first_errors}")
         if self.config.sandbox and self.sandbox is None:
             from ..infra.sandbox import Sandbox
+
             gpu_env = {"CUDA_VISIBLE_DEVICES": self.gpu.uuid} if self.gpu else {}
-            self.sandbox = Sandbox(self.config.sandbox_limits, timeout=self.config.timeout,
-                                   gpu_node=self.gpu.device_node if self.gpu else None,
-                                   gpu_env=gpu_env)
+            self.sandbox = Sandbox(
+                self.config.sandbox_limits,
+                timeout=self.config.timeout,
+                gpu_node=self.gpu.device_node if self.gpu else None,
+                gpu_env=gpu_env,
+            )
 
     def isolation(self, student: str):
         """Where this student's code runs: a sandbox cell, or None (grade_lab
         makes a fresh contained folder per lab)."""
         return self.sandbox.cell(student) if self.sandbox is not None else None
 
-    def measure_ceilings(self, labs: list[labmeta.Lab], course: labmeta.Course,
-                         when: str) -> None:
+    def measure_ceilings(self, labs: list[labmeta.Lab], course: labmeta.Course, when: str) -> None:
         """The copy ceiling with no student process alive: the GPU's for GPU labs
         (through any GPU checker: the same copy), the host's for lab 01."""
-        kinds = {("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab) for lab in labs}
+        kinds = {
+            ("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab) for lab in labs
+        }
         for side, target in kinds.items():
-            done = proc.run([str(self.build / "tests" / target), "--measure-ceiling"],
-                            timeout=300, env=self.env)
+            done = proc.run(
+                [str(self.build / "tests" / target), "--measure-ceiling"], timeout=300, env=self.env
+            )
             try:
                 data = json.loads(done.output.strip().splitlines()[-1])
                 gbps = float(data["ceiling_gbps"])
             except (ValueError, IndexError, KeyError, TypeError):
-                raise BatchError(f"could not measure the {side} copy ceiling "
-                                 f"({done.describe()}): {done.output[-300:]}") from None
+                raise BatchError(
+                    f"could not measure the {side} copy ceiling "
+                    f"({done.describe()}): {done.output[-300:]}"
+                ) from None
             c = self.ceilings.setdefault(side, Ceiling(kind=target, device=data.get("device", "")))
             setattr(c, when, gbps)
             if side == "gpu":
@@ -155,53 +177,79 @@ class Worker:
                 # Timed too: a student's feedback quotes the reference's fraction on
                 # this GPU (about 10 s a lab, once per worker).
                 side = "gpu" if lab.needs_gpu else "cpu"
-                r = lab_grading.grade_lab(lab, self.build, repo=self.src, timeout=self.config.timeout,
-                                    perf=self.config.perf, env=self.env, sanitize=False,
-                                    isolation=cell, ceiling_gbps=self.ceilings[side].before
-                                    if side in self.ceilings else None,
-                                    gpu_expected=self.gpu_expected,
-                                    linked_policy=self.config.linked_policy,
-                                    policy_work=self.root / "policy")
+                r = lab_grading.grade_lab(
+                    lab,
+                    self.build,
+                    repo=self.src,
+                    timeout=self.config.timeout,
+                    perf=self.config.perf,
+                    env=self.env,
+                    sanitize=False,
+                    isolation=cell,
+                    ceiling_gbps=self.ceilings[side].before if side in self.ceilings else None,
+                    gpu_expected=self.gpu_expected,
+                    linked_policy=self.config.linked_policy,
+                    policy_work=self.root / "policy",
+                )
                 if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
                     why = r.reason or (r.first_failure.describe() if r.first_failure else "")
                     raise BatchError(
                         f"the reference solution of {lab.id} does not pass on this machine in "
                         f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
                         f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
-                        "The machine or the grader is at fault; nobody was graded.")
+                        "The machine or the grader is at fault; nobody was graded."
+                    )
                 self.reference_fraction[lab.id] = r.fraction
-                progress(f"[batch] preflight {lab.id}: reference passes "
-                         f"({r.tests_passed} tests" +
-                         (f", {r.fraction:.3f} of the copy ceiling" if r.fraction else "") + ")")
+                progress(
+                    f"[batch] preflight {lab.id}: reference passes "
+                    f"({r.tests_passed} tests"
+                    + (f", {r.fraction:.3f} of the copy ceiling" if r.fraction else "")
+                    + ")"
+                )
         finally:
             if cell is not None:
                 cell.cleanup()
 
-    def grade(self, spec: str, student: str, course: labmeta.Course,
-              labs: list[labmeta.Lab]) -> StudentResult:
+    def grade(
+        self, spec: str, student: str, course: labmeta.Course, labs: list[labmeta.Lab]
+    ) -> StudentResult:
         started = time.monotonic()
         result = self._grade(spec, student, course, labs)
         result.seconds = round(time.monotonic() - started, 1)
         return result
 
-    def _grade(self, spec: str, student: str, course: labmeta.Course,
-               labs: list[labmeta.Lab]) -> StudentResult:
+    def _grade(
+        self, spec: str, student: str, course: labmeta.Course, labs: list[labmeta.Lab]
+    ) -> StudentResult:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
             sub = submissions.open_submission(spec, student=student)
         except ValueError as e:
             # The submission itself is at fault (a link, a FIFO, no labs/ ...): a
             # grade of 0 with the reason, not a fault of the batch.
-            return StudentResult(student, spec, "", toolchain.git_commit(), now,
-                                 labs=[lab_grading.refused(lab, str(e)) for lab in labs],
-                                 notes=[f"submission refused: {e}"],
-                                 options=self.config.fingerprint())
+            return StudentResult(
+                student,
+                spec,
+                "",
+                toolchain.git_commit(),
+                now,
+                labs=[lab_grading.refused(lab, str(e)) for lab in labs],
+                notes=[f"submission refused: {e}"],
+                options=self.config.fingerprint(),
+            )
         cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, toolchain.REPO / "labs", self.src / "labs")
-            result = StudentResult(student, spec, submissions.content_hash(sub, course),
-                                   toolchain.git_commit(), now, notes=notes + sub.answer_notes,
-                                   options=self.config.fingerprint(), answers=sub.answers)
+            result = StudentResult(
+                student,
+                spec,
+                submissions.content_hash(sub, course),
+                toolchain.git_commit(),
+                now,
+                notes=notes + sub.answer_notes,
+                options=self.config.fingerprint(),
+                answers=sub.answers,
+            )
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
@@ -209,15 +257,18 @@ class Worker:
             for lab in labs:
                 with held(self.machine):
                     result.labs.append(self._grade_lab(lab, cell, ceiling, timed))
-                trace(f"{self.root.name} {student} {lab.id}: {result.labs[-1].status} "
-                       f"{result.labs[-1].timing}")
+                trace(
+                    f"{self.root.name} {student} {lab.id}: {result.labs[-1].status} "
+                    f"{result.labs[-1].timing}"
+                )
             trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
             self._run_timed(timed or [], result, cell)
             trace(f"{self.root.name} {student}: done")
             errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == LabStatus.ERROR]
             if errors:
-                result.error = "not graded (a fault of the machine or the grader): " + \
-                               "; ".join(errors)
+                result.error = "not graded (a fault of the machine or the grader): " + "; ".join(
+                    errors
+                )
             return result
         finally:
             if sub.workdir is not None:
@@ -225,15 +276,29 @@ class Worker:
             if cell is not None:
                 cell.cleanup()
 
-    def _grade_lab(self, lab: labmeta.Lab, cell, ceiling: dict[str, float],
-                   timed: list[TimedPart] | None = None):
+    def _grade_lab(
+        self,
+        lab: labmeta.Lab,
+        cell,
+        ceiling: dict[str, float],
+        timed: list[TimedPart] | None = None,
+    ):
         r = lab_grading.grade_lab(
-            lab, self.build, repo=self.src, timeout=self.config.timeout,
-            perf=self.config.perf, env=self.env, sanitize=self.config.sanitize,
-            isolation=cell, gpu_expected=self.gpu_expected,
+            lab,
+            self.build,
+            repo=self.src,
+            timeout=self.config.timeout,
+            perf=self.config.perf,
+            env=self.env,
+            sanitize=self.config.sanitize,
+            isolation=cell,
+            gpu_expected=self.gpu_expected,
             ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
-            linked_policy=self.config.linked_policy, policy_work=self.root / "policy",
-            gate=self.group.gate, timed_later=timed)
+            linked_policy=self.config.linked_policy,
+            policy_work=self.root / "policy",
+            gate=self.group.gate,
+            timed_later=timed,
+        )
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r
 
@@ -242,8 +307,10 @@ class Worker:
         lab 01's alone on the machine; each lab's result replaced by the full one."""
         on_gpu = [t for t in parts if t.lab.needs_gpu]
         on_cpu = [t for t in parts if not t.lab.needs_gpu]
-        for group, gates in ((on_gpu, lambda: (held(self.machine), held(self.group.gate, True))),
-                             (on_cpu, lambda: (held(self.machine, True), held(None)))):
+        for group, gates in (
+            (on_gpu, lambda: (held(self.machine), held(self.group.gate, True))),
+            (on_cpu, lambda: (held(self.machine, True), held(None))),
+        ):
             if not group:
                 continue
             outer, inner = gates()
@@ -266,10 +333,16 @@ def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
 
 
 def summary_line(res: StudentResult) -> str:
-    bad = [r.lab[:2] + ":" + (r.status if r.status != LabStatus.GRADED else f"{r.tests_failed} failed")
-           for r in res.labs if r.status != LabStatus.GRADED or r.tests_failed]
-    return (f"{res.student}: {res.points:g}/{res.max_points}"
-            + (f" ({', '.join(bad)})" if bad else "") + (f" ERROR {res.error}" if res.error else ""))
+    bad = [
+        r.lab[:2] + ":" + (r.status if r.status != LabStatus.GRADED else f"{r.tests_failed} failed")
+        for r in res.labs
+        if r.status != LabStatus.GRADED or r.tests_failed
+    ]
+    return (
+        f"{res.student}: {res.points:g}/{res.max_points}"
+        + (f" ({', '.join(bad)})" if bad else "")
+        + (f" ERROR {res.error}" if res.error else "")
+    )
 
 
 _TRACE_START = time.monotonic()

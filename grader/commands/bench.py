@@ -1,5 +1,6 @@
 """`bench`: every GPU lab's reference solution beside CUB DeviceReduce, over
 sizes 2^16 to 2^30 (as memory allows), to JSON and plots (PNG and SVG)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,6 +35,7 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
     """Bandwidth against size, and each lab's best against the copy ceiling."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -45,20 +47,36 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
         rows = [s for s in r.sizes if s.ok]
         if not rows:
             continue
-        ax.plot([s.log2n for s in rows], _ys([s.gbps for s in rows]), marker="o", ms=3,
-                label=name.removeprefix("bench-"))
+        ax.plot(
+            [s.log2n for s in rows],
+            _ys([s.gbps for s in rows]),
+            marker="o",
+            ms=3,
+            label=name.removeprefix("bench-"),
+        )
         contract = r.contract or "sum"
         if contract not in cub_drawn:
-            ax.plot([s.log2n for s in rows], _ys([s.cub_gbps for s in rows]), "k--" if
-                    contract == "sum" else "k:", lw=1.5, label=f"CUB {contract}")
+            ax.plot(
+                [s.log2n for s in rows],
+                _ys([s.cub_gbps for s in rows]),
+                "k--" if contract == "sum" else "k:",
+                lw=1.5,
+                label=f"CUB {contract}",
+            )
             cub_drawn.add(contract)
     # The launch floor as GB/s (one empty kernel plus the bytes at peak, measured
     # beside each size): no call can read faster; small sizes live near it.
     floor_run = next((r for r in results.values() if any(s.floor_us for s in r.sizes)), None)
     if floor_run:
         rows = [s for s in floor_run.sizes if s.floor_us]
-        ax.plot([s.log2n for s in rows], _ys([s.floor_gbps for s in rows]),
-                ":", color="tab:red", lw=1.2, label="launch floor as GB/s")
+        ax.plot(
+            [s.log2n for s in rows],
+            _ys([s.floor_gbps for s in rows]),
+            ":",
+            color="tab:red",
+            lw=1.2,
+            label="launch floor as GB/s",
+        )
     ceiling = next((r.ceiling_gbps for r in results.values() if r.ceiling_gbps), None)
     if ceiling:
         ax.axhline(ceiling, color="grey", lw=0.8)
@@ -82,8 +100,10 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
             values.append((ok[-1].gbps or 0.0) / r.ceiling_gbps)
     ax.barh(names, values, color="tab:blue")
     ax.axvline(1.0, color="grey", lw=0.8)
-    ax.set(xlabel="largest size: GB/s read / copy ceiling (read + written)",
-           title="Each lab's reference against the copy ceiling")
+    ax.set(
+        xlabel="largest size: GB/s read / copy ceiling (read + written)",
+        title="Each lab's reference against the copy ceiling",
+    )
     ax.invert_yaxis()
     for ext in ("png", "svg"):
         path = out_dir / f"fraction_of_ceiling.{ext}"
@@ -95,6 +115,7 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
 
 def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
     from ..infra.gpus import visible_gpus
+
     if not visible_gpus():
         print("bench needs an NVIDIA GPU (nvidia-smi lists none here): nothing measured")
         return 4
@@ -107,8 +128,10 @@ def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
     results = collect(build_dir, out_dir, progress)
     evidence.dump(BenchFile(results, machine=machine()), out_dir / "bench.json")
     plots = plot(results, out_dir)
-    print(f"[bench] {out_dir / 'bench.json'}" + ("" if plots else
-          " (matplotlib not installed: no plots)"))
+    print(
+        f"[bench] {out_dir / 'bench.json'}"
+        + ("" if plots else " (matplotlib not installed: no plots)")
+    )
     for p in plots:
         print(f"[bench] {p}")
     return 0

@@ -4,6 +4,7 @@ distribution, each correct submission's bandwidth against the floor, the
 threshold and the reference's figure in the same batch, the commonest hints,
 and who did not compile or was not graded; then every student with a link to
 their feedback."""
+
 from __future__ import annotations
 
 import base64
@@ -34,11 +35,18 @@ def write(out: Path, results: list[StudentResult], labs: list[Lab]) -> Path:
 def render(results: list[StudentResult], labs: list[Lab], similarity: str = "") -> str:
     results = sorted(results, key=lambda r: r.student)
     not_graded = [r for r in results if r.error]
-    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>Class report</title>"
-             f"<style>{STYLE}</style><h1>Class report</h1>",
-             f"<p>{len(results)} submissions, {len(results) - len(not_graded)} graded"
-             + (f", <span class=bad>{len(not_graded)} not graded</span> (run the batch again): "
-                + ", ".join(_student(r) for r in not_graded) if not_graded else "") + ".</p>"]
+    parts = [
+        f"<!doctype html><html lang=en><meta charset=utf-8><title>Class report</title>"
+        f"<style>{STYLE}</style><h1>Class report</h1>",
+        f"<p>{len(results)} submissions, {len(results) - len(not_graded)} graded"
+        + (
+            f", <span class=bad>{len(not_graded)} not graded</span> (run the batch again): "
+            + ", ".join(_student(r) for r in not_graded)
+            if not_graded
+            else ""
+        )
+        + ".</p>",
+    ]
     for lab in labs:
         parts.append(_lab_section(lab, [r for r in results if not r.error]))
     parts.append(similarity)
@@ -56,17 +64,24 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
     hints = collections.Counter(h for l in rows for h in l.hints[:1])
     fractions = [l.fraction for l in rows if l.correct and l.fraction is not None]
     reference = next((l.reference_fraction for l in rows if l.reference_fraction), None)
-    out = [f"<section id='{html.escape(lab.id)}'><h2>{html.escape(lab.id)}: "
-           f"{html.escape(lab.title)}</h2>",
-           f"<p>{len(rows)} graded: {full} full marks, {len(rows) - full - zero} partial, "
-           f"{zero} with no points"
-           + "".join(f"; {n} {html.escape(s.replace('_', ' '))}" for s, n in statuses.items())
-           + ".</p>"]
-    failed_build = [r.student for r in results for l in r.labs
-                    if l.lab == lab.id and l.status == LabStatus.BUILD_FAILED]
+    out = [
+        f"<section id='{html.escape(lab.id)}'><h2>{html.escape(lab.id)}: "
+        f"{html.escape(lab.title)}</h2>",
+        f"<p>{len(rows)} graded: {full} full marks, {len(rows) - full - zero} partial, "
+        f"{zero} with no points"
+        + "".join(f"; {n} {html.escape(s.replace('_', ' '))}" for s, n in statuses.items())
+        + ".</p>",
+    ]
+    failed_build = [
+        r.student
+        for r in results
+        for l in r.labs
+        if l.lab == lab.id and l.status == LabStatus.BUILD_FAILED
+    ]
     if failed_build:
-        out.append("<p class=bad>Did not compile: " + ", ".join(map(html.escape, failed_build))
-                   + ".</p>")
+        out.append(
+            "<p class=bad>Did not compile: " + ", ".join(map(html.escape, failed_build)) + ".</p>"
+        )
     plot = _plots(lab, rows, fractions, reference)
     if plot:
         out.append(f"<img alt='scores and bandwidth of {html.escape(lab.id)}' src='{plot}'>")
@@ -81,17 +96,18 @@ def _plots(lab: Lab, rows, fractions: list[float], reference: float | None) -> s
     """Both plots of a lab as one PNG data URL, or "" without matplotlib."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return ""
     from matplotlib.ticker import MaxNLocator
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3))
     for ax in (left, right):
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     counts = collections.Counter(round(l.points, 1) for l in rows)
-    left.bar([str(k) for k in sorted(counts)], [counts[k] for k in sorted(counts)],
-             color="#4878a8")
+    left.bar([str(k) for k in sorted(counts)], [counts[k] for k in sorted(counts)], color="#4878a8")
     left.set(title="points", xlabel=f"points of {rows[0].max_points}", ylabel="students")
     if fractions:
         right.plot(sorted(fractions), range(1, len(fractions) + 1), "o", color="#4878a8")
@@ -100,8 +116,11 @@ def _plots(lab: Lab, rows, fractions: list[float], reference: float | None) -> s
         if reference:
             right.axvline(reference, color="#c44", label=f"reference {reference:.3f}")
         right.legend(fontsize=8, loc="lower right")
-    right.set(title="bandwidth of correct submissions", xlabel="fraction of the copy ceiling",
-              ylabel="submissions (sorted)")
+    right.set(
+        title="bandwidth of correct submissions",
+        xlabel="fraction of the copy ceiling",
+        ylabel="submissions (sorted)",
+    )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
@@ -110,14 +129,19 @@ def _plots(lab: Lab, rows, fractions: list[float], reference: float | None) -> s
 
 
 def _students_table(results: list[StudentResult], labs: list[Lab]) -> str:
-    out = ["<section id=students><h2>Students</h2><table><tr><th>student"
-           + "".join(f"<th>{html.escape(l.id[:2])}" for l in labs) + "<th>total<th>notes"]
+    out = [
+        "<section id=students><h2>Students</h2><table><tr><th>student"
+        + "".join(f"<th>{html.escape(l.id[:2])}" for l in labs)
+        + "<th>total<th>notes"
+    ]
     for r in results:
         points = {l.lab: l.points for l in r.labs}
         notes = "; ".join(([r.error] if r.error else []) + r.notes)
-        out.append(f"<tr><td>{_student(r)}"
-                   + "".join(f"<td>{points[l.id]:g}" if l.id in points else "<td>-" for l in labs)
-                   + f"<td>{r.points:g}/{r.max_points}<td>{html.escape(notes[:200])}")
+        out.append(
+            f"<tr><td>{_student(r)}"
+            + "".join(f"<td>{points[l.id]:g}" if l.id in points else "<td>-" for l in labs)
+            + f"<td>{r.points:g}/{r.max_points}<td>{html.escape(notes[:200])}"
+        )
     return "\n".join(out) + "</table></section>"
 
 

@@ -1,5 +1,6 @@
 """`grade`: build and run each lab on its own, score it, explain failures
 (the grading of one lab is grader/engine/lab_grading.py)."""
+
 from __future__ import annotations
 
 import datetime
@@ -39,40 +40,71 @@ class GradeReport:
         return sum(r.max_points for r in self.labs if r.status != LabStatus.SKIPPED)
 
     def to_dict(self) -> dict:
-        return {"commit": self.commit, "date": self.date, "impl": self.impl,
-                "points": self.points, "max_points": self.max_points,
-                "labs": [r.to_dict() for r in self.labs]}
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "impl": self.impl,
+            "points": self.points,
+            "max_points": self.max_points,
+            "labs": [r.to_dict() for r in self.labs],
+        }
 
 
-def grade(lab_ids: list[str] | None = None, *, build_dir: Path | None = None,
-          impl: str = "labs", timeout: float = 600.0, perf: bool = True,
-          seed: int | None = None, sanitize: bool = True, progress=print) -> GradeReport:
+def grade(
+    lab_ids: list[str] | None = None,
+    *,
+    build_dir: Path | None = None,
+    impl: str = "labs",
+    timeout: float = 600.0,
+    perf: bool = True,
+    seed: int | None = None,
+    sanitize: bool = True,
+    progress=print,
+) -> GradeReport:
     course = labmeta.load()
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
     build_dir = build_dir or toolchain.REPO / "build"
     toolchain.configure(build_dir)
     have_gpu = bool(gpus.list_gpus())
-    report = GradeReport(commit=toolchain.git_commit(), impl=impl,
-                         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    report = GradeReport(
+        commit=toolchain.git_commit(),
+        impl=impl,
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
     checkers = sorted({checker_target(lab) for lab in labs if have_gpu or not lab.needs_gpu})
     if checkers:
         progress(f"[grader] building the checkers ({', '.join(checkers)}) ...")
         built = toolchain.build(build_dir, checkers)
         if not built.ok:
-            raise toolchain.SetupError(f"the checkers do not build (the harness, not your code):\n"
-                                   f"{built.first_errors}")
+            raise toolchain.SetupError(
+                f"the checkers do not build (the harness, not your code):\n{built.first_errors}"
+            )
     for lab in labs:
         if lab.needs_gpu and not have_gpu:
             # Build it (a compile error is worth knowing), but do not run it.
             progress(f"[grader] {lab.id}: building (no GPU here, so not run) ...")
             built = toolchain.build(build_dir, runner_target(lab, impl))
-            report.labs.append(blank_result(lab, LabStatus.SKIPPED if built.ok else LabStatus.BUILD_FAILED,
-                                      "not run: this machine has no NVIDIA GPU" if built.ok
-                                      else built.first_errors))
+            report.labs.append(
+                blank_result(
+                    lab,
+                    LabStatus.SKIPPED if built.ok else LabStatus.BUILD_FAILED,
+                    "not run: this machine has no NVIDIA GPU" if built.ok else built.first_errors,
+                )
+            )
             continue
         progress(f"[grader] {lab.id}: building and testing ...")
-        report.labs.append(grade_lab(lab, build_dir, impl=impl, timeout=timeout, perf=perf,
-                                     seed=seed, sanitize=sanitize, gpu_expected=have_gpu))
+        report.labs.append(
+            grade_lab(
+                lab,
+                build_dir,
+                impl=impl,
+                timeout=timeout,
+                perf=perf,
+                seed=seed,
+                sanitize=sanitize,
+                gpu_expected=have_gpu,
+            )
+        )
     return report
 
 
@@ -87,20 +119,44 @@ def _pct(v: float | None) -> str:
 def table(report: GradeReport) -> str:
     rows = [("lab", "tests", "GB/s", "% ceiling", "threshold", "points")]
     for r in report.labs:
-        tests = {LabStatus.GRADED: f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
-                 LabStatus.POLICY: f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
-                 LabStatus.BUILD_FAILED: "no build", LabStatus.SKIPPED: "not run (no GPU)",
-                 LabStatus.MISSING: "missing", LabStatus.ERROR: "grader error",
-                 }.get(r.status, r.status)
+        tests = {
+            LabStatus.GRADED: f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
+            LabStatus.POLICY: f"{r.tests_passed}/{r.tests_passed + r.tests_failed}",
+            LabStatus.BUILD_FAILED: "no build",
+            LabStatus.SKIPPED: "not run (no GPU)",
+            LabStatus.MISSING: "missing",
+            LabStatus.ERROR: "grader error",
+        }.get(r.status, r.status)
         points = "not run" if r.status == LabStatus.SKIPPED else f"{r.points:g}/{r.max_points}"
-        rows.append((r.lab, tests, "-" if r.gbps is None else f"{r.gbps:.0f}", _pct(r.fraction),
-                     _pct(r.threshold), points))
+        rows.append(
+            (
+                r.lab,
+                tests,
+                "-" if r.gbps is None else f"{r.gbps:.0f}",
+                _pct(r.fraction),
+                _pct(r.threshold),
+                points,
+            )
+        )
     skipped = sum(r.status == LabStatus.SKIPPED for r in report.labs)
-    rows.append(("total" + (f" ({skipped} not run)" if skipped else ""), "", "", "", "",
-                 f"{report.points:g}/{report.max_points}"))
+    rows.append(
+        (
+            "total" + (f" ({skipped} not run)" if skipped else ""),
+            "",
+            "",
+            "",
+            "",
+            f"{report.points:g}/{report.max_points}",
+        )
+    )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                       for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths))
+        )
+        for row in rows
+    ]
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(len(lines) - 1, "-" * len(lines[0]))
     return "\n".join(lines)

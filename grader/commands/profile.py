@@ -13,6 +13,7 @@ come from the committed run REFERENCE_RUN, labelled with its GPU.
 
 Exit codes beside the grader's usual ones (grader/cli.py): 4 no GPU here,
 5 this user may not read the GPU's performance counters (ERR_NVGPUCTRPERM)."""
+
 from __future__ import annotations
 
 import json
@@ -41,12 +42,18 @@ REFERENCE_RUN = toolchain.REPO / "tests" / "gpu_runs" / "h200" / "profile.json"
 
 # --- which programs ----------------------------------------------------------------
 
-def previous_bench(course: labmeta.Course, lab: labmeta.Lab, contract_of: Callable[[str], str],
-                   names_of: Callable[[str], list[str]], bench: str) -> str | None:
+
+def previous_bench(
+    course: labmeta.Course,
+    lab: labmeta.Lab,
+    contract_of: Callable[[str], str],
+    names_of: Callable[[str], list[str]],
+    bench: str,
+) -> str | None:
     """The bench to compare `bench` with: the nearest earlier GPU lab with a bench
     of the same contract, else the previous GPU lab's first bench."""
     gpu_labs = [x for x in course.labs if x.needs_gpu]
-    earlier = gpu_labs[:gpu_labs.index(lab)] if lab in gpu_labs else []
+    earlier = gpu_labs[: gpu_labs.index(lab)] if lab in gpu_labs else []
     want = contract_of(bench)
     for x in reversed(earlier):
         for name in names_of(x.id):
@@ -80,6 +87,7 @@ def lab_of(course: labmeta.Course, name: str) -> labmeta.Lab:
 
 # --- the command -------------------------------------------------------------------
 
+
 def load_reference_run(path: Path = REFERENCE_RUN) -> dict:
     if not path.exists():
         return {}
@@ -87,8 +95,9 @@ def load_reference_run(path: Path = REFERENCE_RUN) -> dict:
     return data
 
 
-def _reference(name: str, build_dir: Path, live: bool, committed: dict, log2n: int,
-               timeout: float, progress) -> Profile | None:
+def _reference(
+    name: str, build_dir: Path, live: bool, committed: dict, log2n: int, timeout: float, progress
+) -> Profile | None:
     if live:
         binary = build_dir / "tests" / f"bench-{name}"
         progress(f"[profile] {name}: the reference under ncu ...")
@@ -98,23 +107,36 @@ def _reference(name: str, build_dir: Path, live: bool, committed: dict, log2n: i
         return None
     p = Profile.from_dict(entry)
     machine = committed.get("machine", {})
-    p.source = (f"the committed run on {p.device or 'the course GPU'} (commit "
-                f"{machine.get('commit', '?')[:7]}), not this GPU")
+    p.source = (
+        f"the committed run on {p.device or 'the course GPU'} (commit "
+        f"{machine.get('commit', '?')[:7]}), not this GPU"
+    )
     return p
 
 
-def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, impl: str,
-        json_path: Path, timeout: float, references_only: bool = False,
-        progress=print) -> int:
+def run(
+    lab_ids: list[str],
+    *,
+    build_dir: Path,
+    arch: str | None,
+    log2n: int,
+    impl: str,
+    json_path: Path,
+    timeout: float,
+    references_only: bool = False,
+    progress=print,
+) -> int:
     """`profile`: build, profile, print the table, write JSON. Returns the exit code."""
     from ..infra.gpus import visible_gpus
+
     course = labmeta.load()
-    labs = [course.lab(x) for x in lab_ids] if lab_ids else \
-        [x for x in course.labs if x.needs_gpu]
+    labs = [course.lab(x) for x in lab_ids] if lab_ids else [x for x in course.labs if x.needs_gpu]
     cpu = [x.id for x in labs if not x.needs_gpu]
     if cpu:
-        raise ValueError(f"{', '.join(cpu)} runs on the CPU: there is no GPU kernel to profile "
-                         "(its handout shows how to time it)")
+        raise ValueError(
+            f"{', '.join(cpu)} runs on the CPU: there is no GPU kernel to profile "
+            "(its handout shows how to time it)"
+        )
     if not visible_gpus():
         print("profile needs an NVIDIA GPU (nvidia-smi lists none here): nothing profiled")
         return EXIT_NO_GPU
@@ -125,10 +147,16 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
 
     mine_prefix = "bench-" if impl == "solutions" else "labs-bench-"
     names = [name for lab in labs for name in bench_names(lab)]
-    previous = {name: previous_bench(course, lab_of(course, name),
-                                     lambda b: contract_of(course, b),
-                                     lambda i: bench_names(course.lab(i)), name)
-                for name in names}
+    previous = {
+        name: previous_bench(
+            course,
+            lab_of(course, name),
+            lambda b: contract_of(course, b),
+            lambda i: bench_names(course.lab(i)),
+            name,
+        )
+        for name in names
+    }
     targets = [] if references_only else [mine_prefix + name for name in names]
     if live:
         targets += [f"bench-{x}" for x in set(names) | {p for p in previous.values() if p}]
@@ -138,8 +166,10 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
         print(f"build failed:\n{built.first_errors}")
         return 1
     if not live and not committed:
-        print(f"note: no reference profile here ({REFERENCE_RUN.relative_to(toolchain.REPO)} is "
-              "missing): only your own columns are shown")
+        print(
+            f"note: no reference profile here ({REFERENCE_RUN.relative_to(toolchain.REPO)} is "
+            "missing): only your own columns are shown"
+        )
 
     results: dict[str, dict[str, Profile | None]] = {}
     cache: dict[str, Profile | None] = {}
@@ -148,15 +178,19 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
             row: dict[str, Profile | None] = {}
             if not references_only:
                 progress(f"[profile] {name}: your kernel under ncu ...")
-                row["yours"] = profile_binary(build_dir / "tests" / (mine_prefix + name),
-                                              "yours" if impl == "labs" else "solutions/",
-                                              log2n, timeout)
+                row["yours"] = profile_binary(
+                    build_dir / "tests" / (mine_prefix + name),
+                    "yours" if impl == "labs" else "solutions/",
+                    log2n,
+                    timeout,
+                )
             for key, which in (("reference", name), ("previous", previous[name])):
                 if which is None:
                     continue
                 if which not in cache:
-                    cache[which] = _reference(which, build_dir, live, committed, log2n,
-                                              timeout, progress)
+                    cache[which] = _reference(
+                        which, build_dir, live, committed, log2n, timeout, progress
+                    )
                 row[key] = cache[which]
             results[name] = row
     except ProfileError as e:
@@ -167,52 +201,68 @@ def run(lab_ids: list[str], *, build_dir: Path, arch: str | None, log2n: int, im
     if references_only:
         # The committed run's shape: one reference profile per bench, what a
         # student release reads for its reference columns.
-        body = {name: asdict(ref) for name, row in results.items()
-                if (ref := row.get("reference")) is not None}
+        body = {
+            name: asdict(ref)
+            for name, row in results.items()
+            if (ref := row.get("reference")) is not None
+        }
     else:
-        body = {name: {k: asdict(p) if p else None for k, p in row.items()}
-                for name, row in results.items()}
-    json_path.write_text(json.dumps({"machine": machine_info(), "log2n": log2n,
-                                     "profiles": body}, indent=2) + "\n")
+        body = {
+            name: {k: asdict(p) if p else None for k, p in row.items()}
+            for name, row in results.items()
+        }
+    json_path.write_text(
+        json.dumps({"machine": machine_info(), "log2n": log2n, "profiles": body}, indent=2) + "\n"
+    )
     for name, row in results.items():
         print()
         print(table(course, name, row, previous[name]))
     print()
     print(meanings(shown_metrics(course, results)))
     print(f"\nreport: {json_path}")
-    judged = [row.get("yours" if not references_only else "reference")
-              for row in results.values()]
+    judged = [row.get("yours" if not references_only else "reference") for row in results.values()]
     return 1 if any(p is None or p.status != ProfileStatus.OK for p in judged) else 0
 
 
 def machine_info() -> dict:
     from ..infra.gpus import list_gpus
+
     gpu = next(iter(list_gpus()), None)
     done = proc.run([find_ncu(), "--version"], timeout=60)
-    return {"gpu": gpu.name if gpu else "", "commit": toolchain.git_commit(),
-            "ncu": done.output.strip().splitlines()[-1] if done.ok and done.output.strip()
-            else ""}
+    return {
+        "gpu": gpu.name if gpu else "",
+        "commit": toolchain.git_commit(),
+        "ncu": done.output.strip().splitlines()[-1] if done.ok and done.output.strip() else "",
+    }
 
 
-def table(course: labmeta.Course, name: str, row: dict[str, Profile | None],
-          previous: str | None) -> str:
+def table(
+    course: labmeta.Course, name: str, row: dict[str, Profile | None], previous: str | None
+) -> str:
     lab = lab_of(course, name)
     keys = list(COMMON) + [k for k in lab.profile if k not in COMMON]
     columns: list[tuple[str, Profile]] = []
-    for key, title in (("yours", "yours"), ("reference", "reference"),
-                       ("previous", f"{previous} (ref.)" if previous else "")):
+    for key, title in (
+        ("yours", "yours"),
+        ("reference", "reference"),
+        ("previous", f"{previous} (ref.)" if previous else ""),
+    ):
         if (p := row.get(key)) is not None:
             columns.append((title, p))
     any_p = next((p for _, p in columns), None)
-    head = (f"{name}: one call on 2^{any_p.log2n if any_p else '?'} elements under Nsight "
-            f"Compute" + (f", {any_p.device}" if any_p and any_p.device else ""))
+    head = (
+        f"{name}: one call on 2^{any_p.log2n if any_p else '?'} elements under Nsight "
+        f"Compute" + (f", {any_p.device}" if any_p and any_p.device else "")
+    )
     lines = [head]
     for title, p in columns:
         if p.status != ProfileStatus.OK:
-            why = {ProfileStatus.NOT_IMPLEMENTED: "still the skeleton (its TODO ran): nothing to profile",
-                   ProfileStatus.WRONG: f"WRONG RESULT ({p.detail}): profiled all the same; fix it first "
-                            "(grade it for the failing case)",
-                   ProfileStatus.ERROR: f"not profiled: {p.detail}"}.get(p.status, p.status)
+            why = {
+                ProfileStatus.NOT_IMPLEMENTED: "still the skeleton (its TODO ran): nothing to profile",
+                ProfileStatus.WRONG: f"WRONG RESULT ({p.detail}): profiled all the same; fix it first "
+                "(grade it for the failing case)",
+                ProfileStatus.ERROR: f"not profiled: {p.detail}",
+            }.get(p.status, p.status)
             lines.append(f"  {title}: {why}")
         if p.source not in ("yours", "reference", "solutions/"):
             lines.append(f"  {title}: {p.source}")
@@ -239,4 +289,5 @@ def shown_metrics(course: labmeta.Course, names) -> list[str]:
 
 def meanings(keys: list[str]) -> str:
     return "what the rows mean:\n" + "\n".join(
-        f"  - {METRICS[k].label}: {METRICS[k].means}" for k in keys)
+        f"  - {METRICS[k].label}: {METRICS[k].means}" for k in keys
+    )

@@ -18,6 +18,7 @@ own tests, CI): LEFT_OUT, marked `export-ignore` in
 whose .gitattributes lacks them. The course GPU's thresholds are those of
 grader/labs.toml at HEAD. Then grading is checked in the copy itself: lab 01
 (CPU) is graded and must fail with "not implemented"."""
+
 from __future__ import annotations
 
 import io
@@ -34,12 +35,25 @@ from ..status import LabStatus
 
 # Paths (relative to the repository root) that never reach a release; ".git"
 # stays last (the release gets a .git of its own).
-LEFT_OUT = ("solutions", "tests/mutants", "tests/tuning", "tests/submissions", "tests/escapes",
-            "tests/similarity", "tests/format", "grader/tests", ".ci", ".gitattributes", ".git")
+LEFT_OUT = (
+    "solutions",
+    "tests/mutants",
+    "tests/tuning",
+    "tests/submissions",
+    "tests/escapes",
+    "tests/similarity",
+    "tests/format",
+    "grader/tests",
+    ".ci",
+    ".gitattributes",
+    ".git",
+)
 
-_NOT_GIT = ("{repo} is not a git checkout ({why}): a release is built from the committed "
-            "files (git archive HEAD), never from the working tree; run release in a clone "
-            "of the course repository")
+_NOT_GIT = (
+    "{repo} is not a git checkout ({why}): a release is built from the committed "
+    "files (git archive HEAD), never from the working tree; run release in a clone "
+    "of the course repository"
+)
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -59,8 +73,11 @@ def head(repo: Path) -> str:
     if top.returncode != 0:
         raise toolchain.SetupError(_NOT_GIT.format(repo=repo, why=_first_line(top.stderr)))
     if Path(top.stdout.decode().strip()).resolve() != Path(repo).resolve():
-        raise toolchain.SetupError(_NOT_GIT.format(
-            repo=repo, why=f"it is a folder inside the checkout {top.stdout.decode().strip()}"))
+        raise toolchain.SetupError(
+            _NOT_GIT.format(
+                repo=repo, why=f"it is a folder inside the checkout {top.stdout.decode().strip()}"
+            )
+        )
     sha = _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     if sha.returncode != 0:
         raise toolchain.SetupError(_NOT_GIT.format(repo=repo, why="no commit at HEAD"))
@@ -88,7 +105,7 @@ def modified(repo: Path) -> list[str]:
         if len(e) > 3:
             changed.append(e[3:])
             if e[0] in "RC":
-                next(entries, None)    # a rename's or copy's source path
+                next(entries, None)  # a rename's or copy's source path
     return changed
 
 
@@ -139,29 +156,52 @@ def make(dest: Path, repo: Path | None = None) -> str:
         raise toolchain.SetupError(f"git archive {commit} failed: {_first_line(archive.stderr)}")
     dest.mkdir(parents=True, exist_ok=True)
     _extract(archive.stdout, dest, _committed_files(repo, commit))
-    ident = ["-c", "user.name=course", "-c", "user.email=course@example.invalid",
-             "-c", "commit.gpgsign=false"]
-    for args in (["init", "-q"], ["add", "-A", "-f"],
-                 [*ident, "commit", "-q", "--no-verify", "-m", f"Student release of {commit}"]):
+    ident = [
+        "-c",
+        "user.name=course",
+        "-c",
+        "user.email=course@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+    ]
+    for args in (
+        ["init", "-q"],
+        ["add", "-A", "-f"],
+        [*ident, "commit", "-q", "--no-verify", "-m", f"Student release of {commit}"],
+    ):
         done = _git(dest, *args)
         if done.returncode != 0:
-            raise toolchain.SetupError(f"git {args[-1] if args[0] == '-c' else args[0]} in {dest} "
-                                   f"failed: {_first_line(done.stderr)}")
+            raise toolchain.SetupError(
+                f"git {args[-1] if args[0] == '-c' else args[0]} in {dest} "
+                f"failed: {_first_line(done.stderr)}"
+            )
     return commit
 
 
 def check(dest: Path) -> tuple[bool, str]:
     """Grades lab 01 in the release: it must build, run, and say 'not implemented'."""
     report = dest / "build" / "grade-report.json"
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "01", "--no-perf"],
-                          cwd=dest, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "01", "--no-perf"],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if not report.exists():
         return False, f"no report; grade printed:\n{(proc.stdout + proc.stderr)[-3000:]}"
     lab = json.loads(report.read_text())["labs"][0]
-    ok = (proc.returncode == 1 and lab["status"] == LabStatus.GRADED and lab["tests_failed"] > 0
-          and (lab.get("first_failure") or {}).get("hint") == "not_implemented")
-    return ok, f"lab 01 in the release: {lab['tests_passed']} passed, {lab['tests_failed']} " \
-               f"failed, first failure hint {(lab.get('first_failure') or {}).get('hint')}"
+    ok = (
+        proc.returncode == 1
+        and lab["status"] == LabStatus.GRADED
+        and lab["tests_failed"] > 0
+        and (lab.get("first_failure") or {}).get("hint") == "not_implemented"
+    )
+    return (
+        ok,
+        f"lab 01 in the release: {lab['tests_passed']} passed, {lab['tests_failed']} "
+        f"failed, first failure hint {(lab.get('first_failure') or {}).get('hint')}",
+    )
 
 
 def run(dest: Path, do_check: bool, repo: Path | None = None) -> int:
@@ -171,13 +211,17 @@ def run(dest: Path, do_check: bool, repo: Path | None = None) -> int:
     if left:
         print(f"release: {', '.join(left)} should not be there")
         return 1
-    print(f"release: wrote {dest} from commit {commit[:12]} "
-          f"(left out: {', '.join(LEFT_OUT[:-1])})")
+    print(f"release: wrote {dest} from commit {commit[:12]} (left out: {', '.join(LEFT_OUT[:-1])})")
     changed = modified(repo)
     if changed:
-        shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
-        print(f"release: not in it, uncommitted changes to {len(changed)} tracked file(s) "
-              f"(commit them and release again to ship them): {shown}", file=sys.stderr)
+        shown = ", ".join(changed[:8]) + (
+            f" and {len(changed) - 8} more" if len(changed) > 8 else ""
+        )
+        print(
+            f"release: not in it, uncommitted changes to {len(changed)} tracked file(s) "
+            f"(commit them and release again to ship them): {shown}",
+            file=sys.stderr,
+        )
     if not do_check:
         return 0
     ok, message = check(dest)

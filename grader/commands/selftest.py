@@ -7,6 +7,7 @@ the grader's pytest suite passes. GPU tests skip (exit 77) on a machine
 without a GPU, and the list of skipped tests is printed. Ends with the line
 "N passed, N failed" (skipped tests count in neither).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,11 +23,18 @@ def summarize(testlog: Path) -> dict[str, list[str]]:
     for line in testlog.read_text().splitlines():
         t = json.loads(line)
         outcome = {"OK": "passed", "EXPECTEDFAIL": "passed", "SKIP": "skipped"}.get(
-            t["result"], "failed")
+            t["result"], "failed"
+        )
         by[outcome].append(t["name"].split(":")[-1])  # drop "suites - project:"
         if outcome == "skipped":
-            reason = next((l.split(": ", 1)[-1] for l in (t.get("stdout") or "").splitlines()
-                           if l.startswith("SKIP")), "")
+            reason = next(
+                (
+                    l.split(": ", 1)[-1]
+                    for l in (t.get("stdout") or "").splitlines()
+                    if l.startswith("SKIP")
+                ),
+                "",
+            )
             if reason and reason not in by["skip_reasons"]:
                 by["skip_reasons"].append(reason)
     return by
@@ -41,8 +49,10 @@ def run(build_dir: Path, options: list[str]) -> int:
         print(built.log[-6000:])
         print("build failed\n0 passed, 1 failed")
         return 1
-    proc = subprocess.run(meson + ["test", "-C", str(build_dir), "--suite", "selftest",
-                                   "--print-errorlogs", "--no-rebuild"])
+    proc = subprocess.run(
+        meson
+        + ["test", "-C", str(build_dir), "--suite", "selftest", "--print-errorlogs", "--no-rebuild"]
+    )
     testlog = build_dir / "meson-logs" / "testlog.json"
     if not testlog.exists():
         print("meson test wrote no log\n0 passed, 1 failed")

@@ -28,6 +28,7 @@ RETRY_SECONDS (GRADER_SLURM_RETRY, 300 s); past that the batch stops with
 SlurmUnreachable, writing nothing for tasks whose state it does not know: the
 job may still be running, and the same command again follows it.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -68,7 +69,8 @@ def _lost(job: str, e: slurm.SlurmUnreachable, doing: str) -> slurm.SlurmUnreach
         f"batch --slurm: Slurm did not answer while {doing} job {job}: {e}. The job may "
         "still be running; no gradebook was written and no task was marked 'not graded'. "
         "Run the same command again (once squeue answers) to follow the job and write "
-        "the gradebook.")
+        "the gradebook."
+    )
 
 
 def _name(out: Path) -> str:
@@ -78,14 +80,23 @@ def _name(out: Path) -> str:
 def _manifest(config: batch_config.BatchConfig, specs: list[str]) -> dict:
     limits = config.sandbox_limits or Limits()
     ids = submissions.student_ids(specs, config.roster)
-    return {"out": str(config.out), "specs": specs, "ids": [ids[s] for s in specs],
-            "lab_ids": config.lab_ids,
-            "timeout": config.timeout, "arch": config.arch, "perf": config.perf,
-            "sandbox": config.sandbox, "sandbox_limits": asdict(limits),
-            "sanitize": config.sanitize, "linked_policy": config.linked_policy,
-            "preflight": config.preflight,
-            "slots": config.slots, "commit": toolchain.git_commit(),
-            "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "out": str(config.out),
+        "specs": specs,
+        "ids": [ids[s] for s in specs],
+        "lab_ids": config.lab_ids,
+        "timeout": config.timeout,
+        "arch": config.arch,
+        "perf": config.perf,
+        "sandbox": config.sandbox,
+        "sandbox_limits": asdict(limits),
+        "sanitize": config.sanitize,
+        "linked_policy": config.linked_policy,
+        "preflight": config.preflight,
+        "slots": config.slots,
+        "commit": toolchain.git_commit(),
+        "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def _absolute(spec: str) -> str:
@@ -94,8 +105,9 @@ def _absolute(spec: str) -> str:
     return str(p.resolve()) if p.exists() else spec
 
 
-def submit(config: batch_config.BatchConfig, specs: list[str], labs: list[labmeta.Lab],
-           progress=print) -> str:
+def submit(
+    config: batch_config.BatchConfig, specs: list[str], labs: list[labmeta.Lab], progress=print
+) -> str:
     out = config.out
     sdir = out / "slurm"
     (sdir / "logs").mkdir(parents=True, exist_ok=True)
@@ -103,9 +115,16 @@ def submit(config: batch_config.BatchConfig, specs: list[str], labs: list[labmet
     manifest = sdir / f"manifest-{stamp}.json"
     manifest.write_text(json.dumps(_manifest(config, specs), indent=2) + "\n")
     extra = list(config.slurm_args or [])
-    cmd = ["sbatch", "--parsable", f"--array=0-{len(specs) - 1}%{max(1, config.slots)}",
-           f"--job-name={_name(out)}", f"--output={sdir / 'logs' / '%A_%a.out'}",
-           f"--chdir={toolchain.REPO}", "--export=ALL", "--ntasks=1"]
+    cmd = [
+        "sbatch",
+        "--parsable",
+        f"--array=0-{len(specs) - 1}%{max(1, config.slots)}",
+        f"--job-name={_name(out)}",
+        f"--output={sdir / 'logs' / '%A_%a.out'}",
+        f"--chdir={toolchain.REPO}",
+        "--export=ALL",
+        "--ntasks=1",
+    ]
     if config.partition:
         cmd.append(f"--partition={config.partition}")
     needs_gpu = any(lab.needs_gpu for lab in labs)
@@ -113,8 +132,9 @@ def submit(config: batch_config.BatchConfig, specs: list[str], labs: list[labmet
     if gpus and not any(a.startswith(("--gres", "--gpus")) for a in extra):
         cmd.append("--gres=gpu:1")
     elif needs_gpu and not gpus:
-        progress("[slurm] the partition lists no GPUs (sinfo %G): GPU labs will be built "
-                 "but not run")
+        progress(
+            "[slurm] the partition lists no GPUs (sinfo %G): GPU labs will be built but not run"
+        )
     if not any(a.startswith(("--time", "-t")) for a in extra):
         # The builds, every lab's timeout, and room to spare.
         minutes = math.ceil((900 + len(labs) * (config.timeout + 120)) / 60)
@@ -130,18 +150,30 @@ def submit(config: batch_config.BatchConfig, specs: list[str], labs: list[labmet
     job = lines[-1].split(";")[0] if lines else ""
     if not job.isdigit():
         raise slurm.SlurmError(f"sbatch gave no job id: {res.output.strip()!r}")
-    _state_path(out).write_text(json.dumps({"job": job, "name": _name(out),
-                                            "manifest": str(manifest), "specs": specs},
-                                           indent=2) + "\n")
-    progress(f"[slurm] submitted job {job}: {len(specs)} task(s), at most {config.slots} at once"
-             + (f", partition {config.partition}" if config.partition else "")
-             + (", one GPU each" if gpus else ""))
+    _state_path(out).write_text(
+        json.dumps(
+            {"job": job, "name": _name(out), "manifest": str(manifest), "specs": specs}, indent=2
+        )
+        + "\n"
+    )
+    progress(
+        f"[slurm] submitted job {job}: {len(specs)} task(s), at most {config.slots} at once"
+        + (f", partition {config.partition}" if config.partition else "")
+        + (", one GPU each" if gpus else "")
+    )
     return job
 
 
-def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | None = None,
-           total: int | None = None, already: int = 0,
-           roster: dict[str, str] | None = None) -> dict[int, str]:
+def follow(
+    out: Path,
+    job: str,
+    specs: list[str],
+    progress=print,
+    poll: float | None = None,
+    total: int | None = None,
+    already: int = 0,
+    roster: dict[str, str] | None = None,
+) -> dict[int, str]:
     """Waits until Slurm says `job` is over, printing the scheduler's counts when
     they change and each student as their result arrives; returns sacct's final
     task states ({} without accounting). Raises SlurmUnreachable (nothing
@@ -154,7 +186,7 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
     start_mtimes = {n: _mtime(students / n / "result.json") for n in names}
     started = time.time()
     last = ""
-    gone = None         # when squeue first listed none of the job's tasks
+    gone = None  # when squeue first listed none of the job's tasks
     total = total or len(names)
     while True:
         try:
@@ -167,13 +199,19 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
                 seen[n] = m
                 res = store.load_result(students / n / "result.json")
                 if res is not None:
-                    progress(f"[slurm] {already + len(seen)}/{total} {batch_worker.summary_line(res)}"
-                             f"  [{time.time() - started:.0f} s]")
+                    progress(
+                        f"[slurm] {already + len(seen)}/{total} {batch_worker.summary_line(res)}"
+                        f"  [{time.time() - started:.0f} s]"
+                    )
         counts: dict[str, int] = {}
         for st in states.values():
             counts[st.lower()] = counts.get(st.lower(), 0) + 1
-        line = (f"[slurm] job {job}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-                + (", " if counts else "") + f"{len(seen)}/{len(names)} graded")
+        line = (
+            f"[slurm] job {job}: "
+            + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + (", " if counts else "")
+            + f"{len(seen)}/{len(names)} graded"
+        )
         if line != last:
             progress(line)
             last = line
@@ -187,9 +225,11 @@ def follow(out: Path, job: str, specs: list[str], progress=print, poll: float | 
             if not late:
                 return final
             if time.monotonic() - gone > slurm.RETRY_SECONDS:
-                progress(f"[slurm] squeue lists no task of job {job}, sacct still names "
-                         f"task(s) {', '.join(map(str, late))} {final[late[0]].lower()}: "
-                         "taking squeue's word")
+                progress(
+                    f"[slurm] squeue lists no task of job {job}, sacct still names "
+                    f"task(s) {', '.join(map(str, late))} {final[late[0]].lower()}: "
+                    "taking squeue's word"
+                )
                 return final
         else:
             gone = None
@@ -203,14 +243,17 @@ def _mtime(p: Path) -> float:
         return 0.0
 
 
-def run_batch(specs: list[str], config: batch_config.BatchConfig, progress=print) -> list[StudentResult]:
+def run_batch(
+    specs: list[str], config: batch_config.BatchConfig, progress=print
+) -> list[StudentResult]:
     ok, why = slurm.available()
     if not ok:
         raise slurm.SlurmError(f"batch --slurm: {why}")
     if config.sandbox:
         from ..infra import sandbox
+
         ok, why = sandbox.available()
-        if not ok:   # checked here; the nodes check again for themselves
+        if not ok:  # checked here; the nodes check again for themselves
             progress(f"[slurm] note: no sandbox on this machine ({why}); the nodes need one")
     config.out = config.out.resolve()
     course = labmeta.load()
@@ -223,13 +266,15 @@ def run_batch(specs: list[str], config: batch_config.BatchConfig, progress=print
     state = _load_state(config.out)
     if state:
         try:
-            earlier = (slurm.in_queue(slurm.queue_states(state["job"], progress))
-                       and slurm.job_name(state["job"], progress) == state.get("name"))
+            earlier = slurm.in_queue(slurm.queue_states(state["job"], progress)) and slurm.job_name(
+                state["job"], progress
+            ) == state.get("name")
         except slurm.SlurmUnreachable as e:
             raise _lost(state["job"], e, "looking for the earlier run's") from None
         if earlier:
-            progress(f"[slurm] job {state['job']} of an earlier run is still in the queue: "
-                     "following it")
+            progress(
+                f"[slurm] job {state['job']} of an earlier run is still in the queue: following it"
+            )
             follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
     while True:
@@ -241,27 +286,40 @@ def run_batch(specs: list[str], config: batch_config.BatchConfig, progress=print
                 done.append(prev)
             else:
                 todo.append(spec)
-        progress(f"[slurm] {len(specs)} submissions: {len(done)} already graded, "
-                 f"{len(todo)} to submit")
+        progress(
+            f"[slurm] {len(specs)} submissions: {len(done)} already graded, {len(todo)} to submit"
+        )
         if not todo:
             break
         job = submit(config, todo, labs, progress)
         if not config.wait:
-            progress(f"[slurm] not waiting: run the same command again to follow job {job} "
-                     "and write the gradebook")
+            progress(
+                f"[slurm] not waiting: run the same command again to follow job {job} "
+                "and write the gradebook"
+            )
             return done
-        final = follow(config.out, job, todo, progress, total=len(specs), already=len(done),
-                       roster=config.roster)
-        missing = [s for s in todo
-                   if batch.previous_result(s, ids[s], students, course, config) is None]
+        final = follow(
+            config.out,
+            job,
+            todo,
+            progress,
+            total=len(specs),
+            already=len(done),
+            roster=config.roster,
+        )
+        missing = [
+            s for s in todo if batch.previous_result(s, ids[s], students, course, config) is None
+        ]
         if missing:
             for i, spec in enumerate(todo):
                 if spec in missing:
                     name = ids[spec]
                     log = config.out / "slurm" / "logs" / f"{job}_{i}.out"
-                    progress(f"[slurm] {name}: no result (task {job}_{i}: "
-                             f"{final.get(i, 'state unknown')}; log {log})")
-            break   # not resubmitted in a loop: the next run tries them again
+                    progress(
+                        f"[slurm] {name}: no result (task {job}_{i}: "
+                        f"{final.get(i, 'state unknown')}; log {log})"
+                    )
+            break  # not resubmitted in a loop: the next run tries them again
 
     results = []
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -269,14 +327,21 @@ def run_batch(specs: list[str], config: batch_config.BatchConfig, progress=print
         name = ids[spec]
         res = store.load_result(students / name / "result.json")
         if res is None:
-            res = StudentResult(name, spec, "", toolchain.git_commit(), now,
-                                error="not graded: its Slurm task ended without a result "
-                                      "(see OUT/slurm/logs/); run the batch again")
+            res = StudentResult(
+                name,
+                spec,
+                "",
+                toolchain.git_commit(),
+                now,
+                error="not graded: its Slurm task ended without a result "
+                "(see OUT/slurm/logs/); run the batch again",
+            )
         results.append(res)
-    write_atomic(config.out / "gradebook.csv",
-                       gradebook_csv(results, [lab.id for lab in labs]))
-    progress(f"[slurm] gradebook: {config.out / 'gradebook.csv'}, "
-             f"report: {class_report.write(config.out, results, labs)}")
+    write_atomic(config.out / "gradebook.csv", gradebook_csv(results, [lab.id for lab in labs]))
+    progress(
+        f"[slurm] gradebook: {config.out / 'gradebook.csv'}, "
+        f"report: {class_report.write(config.out, results, labs)}"
+    )
     return results
 
 
@@ -307,12 +372,18 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
     spec = m["specs"][index]
     out = Path(m["out"])
-    config = batch_config.BatchConfig(out=out, lab_ids=m["lab_ids"], timeout=m["timeout"],
-                               arch=m["arch"], perf=m["perf"], sandbox=m["sandbox"],
-                               sandbox_limits=Limits(**m["sandbox_limits"]),
-                               sanitize=m.get("sanitize", True),
-                               linked_policy=m.get("linked_policy", True),
-                               preflight=m.get("preflight", True))
+    config = batch_config.BatchConfig(
+        out=out,
+        lab_ids=m["lab_ids"],
+        timeout=m["timeout"],
+        arch=m["arch"],
+        perf=m["perf"],
+        sandbox=m["sandbox"],
+        sandbox_limits=Limits(**m["sandbox_limits"]),
+        sanitize=m.get("sanitize", True),
+        linked_policy=m.get("linked_policy", True),
+        preflight=m.get("preflight", True),
+    )
     course = labmeta.load()
     labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
     students = out / "students"
@@ -323,15 +394,20 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         print(f"[slurm-task {index}] {name}: already graded", flush=True)
         return 0
     k, lock = _acquire_slot(out / "slurm", max(1, m["slots"]), index)
-    print(f"[slurm-task {index}] {name} on {host}, slot {k}"
-          + (f", GPU {gpu}" if gpu else ""), flush=True)
+    print(
+        f"[slurm-task {index}] {name} on {host}, slot {k}" + (f", GPU {gpu}" if gpu else ""),
+        flush=True,
+    )
     try:
         # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
         worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
         worker.prepare(course, labs)
         try:
-            runnable = [l for l in labs if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES")
-                        or gpus.visible_gpus()]
+            runnable = [
+                l
+                for l in labs
+                if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES") or gpus.visible_gpus()
+            ]
             worker.measure_ceilings(runnable, course, "before")
             # Once per slot and set of options: the reference passes on this node.
             marker = worker.root / f"preflight-{config.fingerprint()}-{host}"

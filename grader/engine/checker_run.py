@@ -10,6 +10,7 @@ The grader knows each checker's test list (`--gtest_list_tests`, from the
 trusted binary) and marks every test without a result as failed ("not_run"):
 a run that stops early, for whatever reason, cannot skip a test into a pass.
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,14 +34,15 @@ def _listing(checker: str, mtime: float, gtest_filter: str | None) -> tuple[str,
         args.append(f"--gtest_filter={gtest_filter}")
     done = proc.run(args, timeout=120)
     if done.code != 0:
-        raise RuntimeError(f"{checker} --gtest_list_tests failed: {done.describe()}: "
-                           f"{done.output[-500:]}")
+        raise RuntimeError(
+            f"{checker} --gtest_list_tests failed: {done.describe()}: {done.output[-500:]}"
+        )
     tests, suite = [], ""
     for line in done.output.splitlines():
         if not line.strip():
             continue
         if not line.startswith(" "):
-            suite = line.strip()          # "Suite." (a parameterised one: "Prefix/Suite.")
+            suite = line.strip()  # "Suite." (a parameterised one: "Prefix/Suite.")
         else:
             tests.append(suite + line.split("#")[0].strip())
     return tuple(tests)
@@ -69,9 +71,15 @@ def parse_stream(text: str) -> tuple[list[CaseResult], str | None, dict]:
             running = ev.get("test")
         elif kind == "end":
             try:
-                cases.append(CaseResult(ev["test"], CaseStatus(ev["result"]), float(ev.get("time_ms", 0)),
-                                        {str(k): str(v) for k, v in ev.get("properties", {}).items()},
-                                        [str(f) for f in ev.get("failures", [])]))
+                cases.append(
+                    CaseResult(
+                        ev["test"],
+                        CaseStatus(ev["result"]),
+                        float(ev.get("time_ms", 0)),
+                        {str(k): str(v) for k, v in ev.get("properties", {}).items()},
+                        [str(f) for f in ev.get("failures", [])],
+                    )
+                )
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
             running = None
@@ -84,9 +92,18 @@ def parse_stream(text: str) -> tuple[list[CaseResult], str | None, dict]:
     return cases, running, events
 
 
-def checker_args(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str, seed: int | None,
-                 gtest_filter: str | None, ceiling_gbps: float | None,
-                 call_timeout: float | None, result_fd: int | None) -> list[str]:
+def checker_args(
+    checker: Path,
+    lab_id: str,
+    runner: RunnerSpec,
+    *,
+    impl: str,
+    seed: int | None,
+    gtest_filter: str | None,
+    ceiling_gbps: float | None,
+    call_timeout: float | None,
+    result_fd: int | None,
+) -> list[str]:
     args = [str(checker), f"--lab={lab_id}", f"--impl={impl}"]
     args += [f"--runner-prefix={a}" for a in runner.prefix]
     args.append(f"--runner={runner.binary}")
@@ -107,11 +124,22 @@ def checker_args(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str, s
     return args
 
 
-def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "labs",
-                timeout: float = 600.0, seed: int | None = None, gtest_filter: str | None = None,
-                perf: bool = True, env: dict[str, str] | None = None,
-                ceiling_gbps: float | None = None, call_timeout: float | None = None,
-                gpu_expected: bool | None = None, log_limit: int = 16 << 20) -> BinaryRun:
+def run_checker(
+    checker: Path,
+    lab_id: str,
+    runner: RunnerSpec,
+    *,
+    impl: str = "labs",
+    timeout: float = 600.0,
+    seed: int | None = None,
+    gtest_filter: str | None = None,
+    perf: bool = True,
+    env: dict[str, str] | None = None,
+    ceiling_gbps: float | None = None,
+    call_timeout: float | None = None,
+    gpu_expected: bool | None = None,
+    log_limit: int = 16 << 20,
+) -> BinaryRun:
     """Runs every test of `checker` (or those matching gtest_filter) against the
     runner and returns every result; tests that produced none are 'not_run'.
 
@@ -132,11 +160,24 @@ def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "
     else:
         full_env["LAB_SKIP_PERF"] = "1"
     with tempfile.TemporaryFile() as results:
-        args = checker_args(checker, lab_id, runner, impl=impl, seed=seed,
-                            gtest_filter=gtest_filter, ceiling_gbps=ceiling_gbps,
-                            call_timeout=call_timeout, result_fd=results.fileno())
-        done = proc.run(args, timeout=timeout, env=full_env, output_limit=log_limit,
-                        pass_fds=(results.fileno(),))
+        args = checker_args(
+            checker,
+            lab_id,
+            runner,
+            impl=impl,
+            seed=seed,
+            gtest_filter=gtest_filter,
+            ceiling_gbps=ceiling_gbps,
+            call_timeout=call_timeout,
+            result_fd=results.fileno(),
+        )
+        done = proc.run(
+            args,
+            timeout=timeout,
+            env=full_env,
+            output_limit=log_limit,
+            pass_fds=(results.fileno(),),
+        )
         results.seek(0)
         text = results.read(64 << 20).decode(errors="replace")
     run.exit_code = done.code
@@ -147,20 +188,31 @@ def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "
     if done.code == SKIP_EXIT and not cases:
         if gpu_expected:
             run.status = RunStatus.CHECKER_FAILED
-            run.reason = ("the checker found no usable GPU although this machine has one: "
-                          + next((l for l in done.output.splitlines() if l.startswith("SKIP")),
-                                 done.output[-300:]))
+            run.reason = "the checker found no usable GPU although this machine has one: " + next(
+                (l for l in done.output.splitlines() if l.startswith("SKIP")), done.output[-300:]
+            )
         else:
             run.status = RunStatus.SKIPPED
-            run.reason = next((l for l in done.output.splitlines() if l.startswith("SKIP")),
-                              "skipped")
+            run.reason = next(
+                (l for l in done.output.splitlines() if l.startswith("SKIP")), "skipped"
+            )
         return run
     run.cases = cases
     if done.timed_out:
-        run.status, run.reason = RunStatus.TIMED_OUT, f"the lab's tests did not finish in {timeout:.0f} s"
+        run.status, run.reason = (
+            RunStatus.TIMED_OUT,
+            f"the lab's tests did not finish in {timeout:.0f} s",
+        )
         if running is not None:
-            run.cases.append(CaseResult(running, CaseStatus.TIMED_OUT, failures=[
-                f"{running}: stopped when the whole lab ran out of time ({timeout:.0f} s)"]))
+            run.cases.append(
+                CaseResult(
+                    running,
+                    CaseStatus.TIMED_OUT,
+                    failures=[
+                        f"{running}: stopped when the whole lab ran out of time ({timeout:.0f} s)"
+                    ],
+                )
+            )
     elif done.over_limit:
         run.status, run.reason = RunStatus.CHECKER_FAILED, "the checker's log passed its size limit"
     elif "abort" in events:
@@ -172,11 +224,16 @@ def run_checker(checker: Path, lab_id: str, runner: RunnerSpec, *, impl: str = "
         run.reason = f"the checker {done.describe()}: {done.output[-400:].strip()}"
     if any(c.properties.get("fail_hint") == "checker_error" for c in run.cases):
         run.status = RunStatus.CHECKER_FAILED
-        run.reason = next(c.failures[0] for c in run.cases
-                          if c.properties.get("fail_hint") == "checker_error" and c.failures)
+        run.reason = next(
+            c.failures[0]
+            for c in run.cases
+            if c.properties.get("fail_hint") == "checker_error" and c.failures
+        )
     finished = {c.name for c in run.cases}
     why = run.reason or "the checker stopped before it"
     for name in expected:
         if name not in finished:
-            run.cases.append(CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"]))
+            run.cases.append(
+                CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"])
+            )
     return run

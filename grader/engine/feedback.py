@@ -1,5 +1,6 @@
 """What a student and a gradebook receive: Markdown feedback, Gradescope's
 results.json, one CSV row per student."""
+
 from __future__ import annotations
 
 import csv
@@ -16,10 +17,13 @@ from . import hints
 
 
 def _lab_lines(r: LabResult) -> list[str]:
-    lines = [f"### {r.lab}: {r.title}", "",
-             f"- points: **{r.points:g} / {r.max_points}** "
-             f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
-             f"performance {r.points_performance:g}/{r.max_performance})"]
+    lines = [
+        f"### {r.lab}: {r.title}",
+        "",
+        f"- points: **{r.points:g} / {r.max_points}** "
+        f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
+        f"performance {r.points_performance:g}/{r.max_performance})",
+    ]
     if r.status == LabStatus.BUILD_FAILED:
         lines += ["- **does not compile**:", "", "```", r.reason.strip()[:3000], "```"]
     elif r.status == LabStatus.SKIPPED:
@@ -27,11 +31,14 @@ def _lab_lines(r: LabResult) -> list[str]:
     elif r.status == LabStatus.POLICY:
         lines.append(f"- **policy check failed**: {r.reason}")
     if r.status in (LabStatus.GRADED, LabStatus.POLICY):
-        lines.append(f"- tests: {r.tests_passed} passed, {r.tests_failed} failed, "
-                     f"{r.tests_skipped} skipped")
+        lines.append(
+            f"- tests: {r.tests_passed} passed, {r.tests_failed} failed, {r.tests_skipped} skipped"
+        )
     if r.gbps is not None:
-        lines.append(f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
-                     f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}")
+        lines.append(
+            f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
+            f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}"
+        )
         lines += _below_threshold(r)
     if r.first_failure:
         lines.append(f"- first failure: `{r.first_failure.test}` ({r.first_failure.describe()})")
@@ -49,22 +56,34 @@ def _below_threshold(r: LabResult) -> list[str]:
     """Why a correct lab lost performance points, and where to look."""
     if r.fraction is None or r.points_performance >= r.max_performance or not r.correct:
         return []
-    got = ("no performance points: points start at the floor" if r.fraction <= r.floor else
-           f"{r.points_performance:g} of {r.max_performance} performance points: full points "
-           "at the threshold")
-    ref = (f"; the reference solution reached {r.reference_fraction:.3f} on this GPU in this "
-           "batch" if r.reference_fraction else "")
-    return [f"  - {got} ({r.fraction:.3f} of the ceiling against a threshold of {r.threshold} "
-            f"and a floor of {r.floor}){ref}.",
-            f"  - what to look at: the \"Bandwidth threshold\" section of "
-            f"labs/{r.lab}/README.md, and `python3 -m grader grade {r.lab[:2]}` to measure "
-            "again on your machine."]
+    got = (
+        "no performance points: points start at the floor"
+        if r.fraction <= r.floor
+        else f"{r.points_performance:g} of {r.max_performance} performance points: full points "
+        "at the threshold"
+    )
+    ref = (
+        f"; the reference solution reached {r.reference_fraction:.3f} on this GPU in this batch"
+        if r.reference_fraction
+        else ""
+    )
+    return [
+        f"  - {got} ({r.fraction:.3f} of the ceiling against a threshold of {r.threshold} "
+        f"and a floor of {r.floor}){ref}.",
+        f'  - what to look at: the "Bandwidth threshold" section of '
+        f"labs/{r.lab}/README.md, and `python3 -m grader grade {r.lab[:2]}` to measure "
+        "again on your machine.",
+    ]
 
 
 def markdown(res: StudentResult) -> str:
-    out = [f"# Feedback for {res.student}", "",
-           f"Total: **{res.points:g} / {res.max_points}** (graded {res.date}, harness "
-           f"commit {res.commit})", ""]
+    out = [
+        f"# Feedback for {res.student}",
+        "",
+        f"Total: **{res.points:g} / {res.max_points}** (graded {res.date}, harness "
+        f"commit {res.commit})",
+        "",
+    ]
     if res.error:
         out += [f"**The submission could not be graded:** {res.error}", ""]
     for note in res.notes:
@@ -95,18 +114,37 @@ def gradescope(res: StudentResult) -> dict:
     tests = []
     for r in res.labs:
         text = "\n".join(_lab_lines(r))
-        tests.append({"name": f"{r.lab} correctness", "score": r.points_correctness,
-                      "max_score": r.max_correctness, "output": text,
-                      "status": "passed" if r.points_correctness == r.max_correctness else "failed"})
-        tests.append({"name": f"{r.lab} performance", "score": r.points_performance,
-                      "max_score": r.max_performance,
-                      "output": (f"{r.gbps:.0f} GB/s, {r.fraction:.3f} of the copy ceiling; "
-                                 f"threshold {r.threshold}") if r.gbps is not None else
-                                "no bandwidth measured (performance needs every correctness test)",
-                      "status": "passed" if r.points_performance == r.max_performance else "failed"})
+        tests.append(
+            {
+                "name": f"{r.lab} correctness",
+                "score": r.points_correctness,
+                "max_score": r.max_correctness,
+                "output": text,
+                "status": "passed" if r.points_correctness == r.max_correctness else "failed",
+            }
+        )
+        tests.append(
+            {
+                "name": f"{r.lab} performance",
+                "score": r.points_performance,
+                "max_score": r.max_performance,
+                "output": (
+                    f"{r.gbps:.0f} GB/s, {r.fraction:.3f} of the copy ceiling; "
+                    f"threshold {r.threshold}"
+                )
+                if r.gbps is not None
+                else "no bandwidth measured (performance needs every correctness test)",
+                "status": "passed" if r.points_performance == r.max_performance else "failed",
+            }
+        )
     # Every "output" is Markdown (feedback's lines are); execution_time is whole seconds.
-    return {"score": res.points, "output": "\n".join(res.notes + ([res.error] if res.error else [])),
-            "output_format": "md", "execution_time": round(res.seconds), "tests": tests}
+    return {
+        "score": res.points,
+        "output": "\n".join(res.notes + ([res.error] if res.error else [])),
+        "output_format": "md",
+        "execution_time": round(res.seconds),
+        "tests": tests,
+    }
 
 
 def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
@@ -115,10 +153,16 @@ def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
     w.writerow(["student"] + lab_ids + ["total", "max", "notes", "result_sha256"])
     for res in sorted(results, key=lambda r: r.student):
         by_lab = {r.lab: r.points for r in res.labs}
-        w.writerow([res.student] + [f"{by_lab.get(l, 0):g}" for l in lab_ids]
-                   + [f"{res.points:g}", res.max_points,
-                      "; ".join(([res.error] if res.error else []) + res.notes)[:500],
-                      res.digest()])
+        w.writerow(
+            [res.student]
+            + [f"{by_lab.get(l, 0):g}" for l in lab_ids]
+            + [
+                f"{res.points:g}",
+                res.max_points,
+                "; ".join(([res.error] if res.error else []) + res.notes)[:500],
+                res.digest(),
+            ]
+        )
     return buf.getvalue()
 
 

@@ -3,6 +3,7 @@ balanced brackets that close nothing opened before the fence, no preprocessor
 directive but '#pragma unroll', no asm that leaves the function, no attribute
 that places code where the loader runs it, nothing left open. Each rule is
 checked under every dialect the compilers might read the body in."""
+
 from __future__ import annotations
 
 import itertools
@@ -21,20 +22,61 @@ from .fence_lexer import Dialect, Lines, Problem, Token, dialects, lex, splice
 # Directives that move code or data out of the function, read files, or build
 # directive names that the check cannot see (macros). Inline PTX such as
 # "ld.global.nc.v4.s32" never matches: there the dot follows a letter.
-_ASM_DIRECTIVES = ("section", "pushsection", "popsection", "previous", "subsection", "sect",
-                   "text", "data", "bss", "init_array", "fini_array", "preinit_array", "ctors",
-                   "dtors", "incbin", "include", "macro", "irp", "irpc", "rept", "altmacro",
-                   "purgem", "globl", "global", "weak", "weakref", "symver")
-_ASM_DIRECTIVE = re.compile(r"(?<![\w$.])\.(%s)(?![\w$])" % "|".join(_ASM_DIRECTIVES),
-                            re.IGNORECASE)
+_ASM_DIRECTIVES = (
+    "section",
+    "pushsection",
+    "popsection",
+    "previous",
+    "subsection",
+    "sect",
+    "text",
+    "data",
+    "bss",
+    "init_array",
+    "fini_array",
+    "preinit_array",
+    "ctors",
+    "dtors",
+    "incbin",
+    "include",
+    "macro",
+    "irp",
+    "irpc",
+    "rept",
+    "altmacro",
+    "purgem",
+    "globl",
+    "global",
+    "weak",
+    "weakref",
+    "symver",
+)
+_ASM_DIRECTIVE = re.compile(
+    r"(?<![\w$.])\.(%s)(?![\w$])" % "|".join(_ASM_DIRECTIVES), re.IGNORECASE
+)
 _ASM_KEYWORDS = frozenset({"asm", "__asm", "__asm__"})
-_ASM_QUALIFIERS = frozenset({"volatile", "__volatile", "__volatile__", "goto", "inline",
-                             "__inline", "__inline__"})
+_ASM_QUALIFIERS = frozenset(
+    {"volatile", "__volatile", "__volatile__", "goto", "inline", "__inline", "__inline__"}
+)
 # Attributes that place a block-scope static where the loader runs it, or bind
 # a symbol over the instructor's.
-_BAD_ATTRIBUTES = frozenset(itertools.chain.from_iterable(
-    (a, f"__{a}__") for a in ("section", "constructor", "destructor", "init_priority", "alias",
-                              "ifunc", "weak", "weakref", "visibility", "symver")))
+_BAD_ATTRIBUTES = frozenset(
+    itertools.chain.from_iterable(
+        (a, f"__{a}__")
+        for a in (
+            "section",
+            "constructor",
+            "destructor",
+            "init_priority",
+            "alias",
+            "ifunc",
+            "weak",
+            "weakref",
+            "visibility",
+            "symver",
+        )
+    )
+)
 _ATTRIBUTE_KEYWORDS = frozenset({"__attribute__", "__attribute", "__declspec"})
 _PRAGMA_OPERATORS = frozenset({"_Pragma", "__pragma"})
 # Characters that Python's splitlines() breaks lines at but the compiler does
@@ -65,11 +107,15 @@ def validate(body: str, first_line: int = 1) -> list[str]:
 def _text_problems(body: str) -> list[Problem]:
     problems = []
     if (m := _ODD_CHARACTER.search(body)) is not None:
-        problems.append((m.start(), f"the character U+{ord(m.group()):04X} is not "
-                         "allowed in a fence: use ordinary spaces and line breaks"))
+        problems.append(
+            (
+                m.start(),
+                f"the character U+{ord(m.group()):04X} is not "
+                "allowed in a fence: use ordinary spaces and line breaks",
+            )
+        )
     if body and not body.endswith(("\n", "\r")):
-        problems.append((len(body) - 1, "the fence's last line does not end with a "
-                         "line break"))
+        problems.append((len(body) - 1, "the fence's last line does not end with a line break"))
     return problems
 
 
@@ -77,8 +123,13 @@ def _dialect_problems(body: str, dialect: Dialect, lines: Lines) -> list[Problem
     spliced, origin, ends_spliced = splice(body, dialect)
     tokens, problems = lex(body, spliced, origin, dialect)
     if ends_spliced:
-        problems.append((len(body) - 1, "the fence's last line ends with '\\', which "
-                         "would join it to the line after the fence"))
+        problems.append(
+            (
+                len(body) - 1,
+                "the fence's last line ends with '\\', which "
+                "would join it to the line after the fence",
+            )
+        )
     problems += _bracket_problems(tokens, lines)
     for check in (_directive_problems, _asm_problems, _attribute_problems):
         problems += check(tokens)
@@ -96,12 +147,22 @@ def _bracket_problems(tokens: list[Token], lines: Lines) -> list[Problem]:
             stack.append(t)
         elif t.norm in _CLOSERS:
             if not stack:
-                return [(t.at, f"'{t.text}' closes a bracket opened before the fence: the code "
-                         "of a fence must stay inside it")]
+                return [
+                    (
+                        t.at,
+                        f"'{t.text}' closes a bracket opened before the fence: the code "
+                        "of a fence must stay inside it",
+                    )
+                ]
             opened = stack.pop()
             if opened.norm != _CLOSERS[t.norm]:
-                return [(t.at, f"'{t.text}' does not match '{opened.text}' opened on line "
-                         f"{lines.at(opened.at)}")]
+                return [
+                    (
+                        t.at,
+                        f"'{t.text}' does not match '{opened.text}' opened on line "
+                        f"{lines.at(opened.at)}",
+                    )
+                ]
     return [(t.at, f"'{t.text}' is never closed inside the fence") for t in stack[:1]]
 
 
@@ -111,34 +172,51 @@ def _directive_problems(tokens: list[Token]) -> list[Problem]:
     problems = []
     for k, t in enumerate(tokens):
         if t.kind == "id" and t.text in _PRAGMA_OPERATORS:
-            problems.append((t.at, f"'{t.text}' is not allowed in a fence: it is a "
-                             "preprocessor directive in disguise"))
+            problems.append(
+                (
+                    t.at,
+                    f"'{t.text}' is not allowed in a fence: it is a "
+                    "preprocessor directive in disguise",
+                )
+            )
         if t.kind != "punct" or t.norm not in ("#", "##"):
             continue
         if t.norm == "##" or not t.first:
-            problems.append((t.at, f"'{t.text}' is not allowed here: outside a string, '#' may "
-                             "only start '#pragma unroll'"))
+            problems.append(
+                (
+                    t.at,
+                    f"'{t.text}' is not allowed here: outside a string, '#' may "
+                    "only start '#pragma unroll'",
+                )
+            )
             continue
         end = k + 1
         while end < len(tokens) and tokens[end].logical == t.logical:
             end += 1
-        rest = [r.text for r in tokens[k + 1:end]]
+        rest = [r.text for r in tokens[k + 1 : end]]
         if _is_pragma_unroll(rest):
             continue
         if rest[:2] == ["pragma", "unroll"]:
-            problems.append((t.at, "'#pragma unroll' must be alone on its line, with at most a "
-                             "number after it"))
+            problems.append(
+                (t.at, "'#pragma unroll' must be alone on its line, with at most a number after it")
+            )
         else:
             shown = "#" + " ".join(rest[:2] if rest[:1] == ["pragma"] else rest[:1])
-            problems.append((t.at, f"the preprocessor directive '{shown}' is not allowed in a "
-                             "fence (only '#pragma unroll' is): a directive changes the "
-                             "instructor's code after the fence"))
+            problems.append(
+                (
+                    t.at,
+                    f"the preprocessor directive '{shown}' is not allowed in a "
+                    "fence (only '#pragma unroll' is): a directive changes the "
+                    "instructor's code after the fence",
+                )
+            )
     return problems
 
 
 def _is_pragma_unroll(words: list[str]) -> bool:
     return words[:2] == ["pragma", "unroll"] and (
-        len(words) == 2 or (len(words) == 3 and re.fullmatch(r"[0-9]+", words[2]) is not None))
+        len(words) == 2 or (len(words) == 3 and re.fullmatch(r"[0-9]+", words[2]) is not None)
+    )
 
 
 def _is(t: Token, punct: str) -> bool:
@@ -199,7 +277,7 @@ def _asm_problems(tokens: list[Token]) -> list[Problem]:
             problems.append((t.at, f"the template of '{t.text}' must be a string literal"))
             continue
         in_template.update(range(j + 1, end))
-        problems += _directive_in(t.at, "".join(x.norm for x in tokens[j + 1:end]))
+        problems += _directive_in(t.at, "".join(x.norm for x in tokens[j + 1 : end]))
         spans.append((end, partner[j]))
     # The operands' strings too: only constraints belong there.
     for i, inside in enumerate(_covered(len(tokens), spans)):
@@ -211,8 +289,13 @@ def _asm_problems(tokens: list[Token]) -> list[Problem]:
 def _directive_in(at: int, text: str) -> list[Problem]:
     if (m := _ASM_DIRECTIVE.search(text)) is None:
         return []
-    return [(at, f"the assembler directive '{m.group()}' is not allowed in a fence: it can put "
-             "code or files into the program outside the fence")]
+    return [
+        (
+            at,
+            f"the assembler directive '{m.group()}' is not allowed in a fence: it can put "
+            "code or files into the program outside the fence",
+        )
+    ]
 
 
 def _attribute_problems(tokens: list[Token]) -> list[Problem]:
@@ -221,11 +304,19 @@ def _attribute_problems(tokens: list[Token]) -> list[Problem]:
     partner = _partners(tokens)
     spans = []
     for k, t in enumerate(tokens[:-1]):
-        opens = _is(tokens[k + 1], "(") if t.kind == "id" and t.text in _ATTRIBUTE_KEYWORDS \
-            else _is(t, "[") and _is(tokens[k + 1], "[")   # [[gnu::section(...)]]
+        opens = (
+            _is(tokens[k + 1], "(")
+            if t.kind == "id" and t.text in _ATTRIBUTE_KEYWORDS
+            else _is(t, "[") and _is(tokens[k + 1], "[")
+        )  # [[gnu::section(...)]]
         if opens:
             spans.append((k + 2, partner[k + 1]))
-    return [(t.at, f"the attribute '{t.text}' is not allowed in a fence: it can place code "
-             "outside the fence")
-            for t, inside in zip(tokens, _covered(len(tokens), spans))
-            if inside and t.kind == "id" and t.text in _BAD_ATTRIBUTES]
+    return [
+        (
+            t.at,
+            f"the attribute '{t.text}' is not allowed in a fence: it can place code "
+            "outside the fence",
+        )
+        for t, inside in zip(tokens, _covered(len(tokens), spans))
+        if inside and t.kind == "id" and t.text in _BAD_ATTRIBUTES
+    ]

@@ -9,6 +9,7 @@ code that stays where it is put. `validate` checks that, `extract` records its
 findings on every fence, and `transplant_checked` pastes only the fences that
 pass (the skeleton's code stays in the others, with a note saying why).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,9 +28,9 @@ class FenceError(ValueError):
 @dataclass(frozen=True)
 class Fence:
     name: str
-    body: str          # the lines between the markers
-    first_line: int    # 1-based line number of the first body line
-    problems: tuple[str, ...] = ()   # what `validate` found; empty: safe to transplant
+    body: str  # the lines between the markers
+    first_line: int  # 1-based line number of the first body line
+    problems: tuple[str, ...] = ()  # what `validate` found; empty: safe to transplant
 
 
 def extract(text: str, where: str = "file") -> list[Fence]:
@@ -47,8 +48,10 @@ def extract(text: str, where: str = "file") -> list[Fence]:
             if name is not None:
                 raise FenceError(f"{where}:{number}: fence {m['name']} opens inside fence {name}")
             if m["name"] in seen:
-                raise FenceError(f"{where}:{number}: fence {m['name']} appears twice (first on "
-                                 f"line {seen[m['name']]}); keep one")
+                raise FenceError(
+                    f"{where}:{number}: fence {m['name']} appears twice (first on "
+                    f"line {seen[m['name']]}); keep one"
+                )
             name, start, body = m["name"], number + 1, []
             seen[name] = number
         elif END.match(line):
@@ -94,8 +97,10 @@ def transplant_checked(student: str, harness: str, where: str = "file") -> tuple
         if fence.name not in ours:
             continue
         if fence.problems:
-            notes.append(f"{where}: fence {fence.name} was not used, the skeleton's code is graded "
-                         f"there instead: {'; '.join(fence.problems)}")
+            notes.append(
+                f"{where}: fence {fence.name} was not used, the skeleton's code is graded "
+                f"there instead: {'; '.join(fence.problems)}"
+            )
         else:
             theirs[fence.name] = fence.body
     return _paste(theirs, harness), notes

@@ -2,6 +2,7 @@
 
 The tests name a hint per failing case (test property fail_hint); the grader
 adds hints that only show across cases (fails only for some sizes, ...)."""
+
 from __future__ import annotations
 
 from ..results import CaseResult
@@ -10,38 +11,36 @@ from ..status import CaseStatus
 CASE_HINTS = {
     "not_implemented": "not implemented: the fenced region still holds the skeleton's TODO",
     "never_written": "nothing wrote the output: thread 0 of each block must store the block's "
-                     "result, and the last pass must write *out",
+    "result, and the last pass must write *out",
     "read_past_end": "a thread read past the end of the input: check the bounds (i < n) "
-                     "where elements are loaded",
-    "read_before_start": "a thread read before the start of the input: a negative or "
-                         "wrapped index",
+    "where elements are loaded",
+    "read_before_start": "a thread read before the start of the input: a negative or wrapped index",
     "not_reset": "right once, wrong on the second call: reset the output inside the call",
     "differs_between_calls": "different results for the same input: a race, most often a "
-                             "missing __syncthreads() between steps of the tree",
+    "missing __syncthreads() between steps of the tree",
     "shared_state": "two calls at once on two streams interfered: keep all state in the "
-                    "caller's output and workspace, and queue everything on the caller's stream",
+    "caller's output and workspace, and queue everything on the caller's stream",
     "inaccurate": "further from the exact sum than the method allows: check the compensation "
-                  "(Kahan) or that the accumulation stays in double until the end",
+    "(Kahan) or that the accumulation stays in double until the end",
     "input_modified": "the input was modified: the contract leaves it unchanged",
     "cuda_error": "a CUDA error: a bad launch configuration or an illegal memory access",
     "wrong_value": "wrong result",
-    "wrong_identity": "wrong on all-negative input: the identity of max is -inf, not 0 or "
-                      "RAND_MIN",
+    "wrong_identity": "wrong on all-negative input: the identity of max is -inf, not 0 or RAND_MIN",
     "crashed": "the lab's program crashed during this test (a segmentation fault, an abort, "
-               "an exit): the checker started a fresh one for the next test",
+    "an exit): the checker started a fresh one for the next test",
     "exception": "the lab's code threw an exception",
     "output_limit": "the lab's code printed too much and was stopped",
     "runner_error": "the lab's program did not answer as the contract says",
     CaseStatus.NOT_RUN: "this test did not run (the lab's code hung or crashed too often before it)",
     "workspace_not_ready": "right once, then wrong on the same input: the workspace is kept "
-                           "between calls, and the last block must put back to zero what it "
-                           "counted there",
+    "between calls, and the last block must put back to zero what it "
+    "counted there",
     "stale_result": "a timed call returned an old answer: every call must compute its result, "
-                    "not remember one",
+    "not remember one",
     "checker_error": "the checker itself failed: a fault of the grading machine, not of your code",
     CaseStatus.TIMED_OUT: "the test did not finish in time: a kernel that never ends (a "
-                 "__syncthreads() inside a branch some threads skip, or a loop that never "
-                 "exits)",
+    "__syncthreads() inside a branch some threads skip, or a loop that never "
+    "exits)",
 }
 
 INT32_LIMIT = 2**31
@@ -74,7 +73,7 @@ def where_explained(lab_id: str, hint: str) -> str:
     """The handout section that explains a hint: a path and a GitHub-style anchor."""
     section = SECTIONS.get(hint, DEFAULT_SECTION)
     anchor = section.lower().replace(" ", "-")
-    return f"labs/{lab_id}/README.md#{anchor} (\"{section}\")"
+    return f'labs/{lab_id}/README.md#{anchor} ("{section}")'
 
 
 def case_hint(case: CaseResult) -> str:
@@ -92,12 +91,19 @@ def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     if not failed_n:
         return hints
     if all(n > INT32_LIMIT for n in failed_n) and passed_n:
-        hints.append("wrong only above 2^31 elements: an index held in 32 bits (int or "
-                     "unsigned) overflows; compute indices in std::size_t")
-    elif (all(n % 32 != 0 for n in failed_n) and any(n % 256 == 0 for n in passed_n)
-          and len(failed_n) > 1):
-        hints.append("fails only when n is not a multiple of the block size: check the "
-                     "bounds of the loads and of the last, partly filled block")
+        hints.append(
+            "wrong only above 2^31 elements: an index held in 32 bits (int or "
+            "unsigned) overflows; compute indices in std::size_t"
+        )
+    elif (
+        all(n % 32 != 0 for n in failed_n)
+        and any(n % 256 == 0 for n in passed_n)
+        and len(failed_n) > 1
+    ):
+        hints.append(
+            "fails only when n is not a multiple of the block size: check the "
+            "bounds of the loads and of the last, partly filled block"
+        )
     inputs = {c.properties.get("fail_input") for c in failed}
     if inputs and inputs <= {"all_negative", "negative"}:
         hints.append(CASE_HINTS["wrong_identity"])

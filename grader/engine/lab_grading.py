@@ -3,6 +3,7 @@ runner (the student's code), the linked policy check (what the compiled code
 calls), the trusted checker driving the runner, the score, and the small cases
 again under compute-sanitizer (GPU labs, when it is installed). A student's
 `grade` and an instructor's `batch` both grade through grade_lab."""
+
 from __future__ import annotations
 
 import contextlib
@@ -43,10 +44,16 @@ def new_seed() -> int:
 
 
 def blank_result(lab: labmeta.Lab, status: LabStatus, reason: str) -> LabResult:
-    return LabResult(lab=lab.id, title=lab.title, status=status, reason=reason,
-                     max_correctness=lab.points_correctness,
-                     max_performance=lab.points_performance, threshold=lab.threshold,
-                     floor=lab.floor)
+    return LabResult(
+        lab=lab.id,
+        title=lab.title,
+        status=status,
+        reason=reason,
+        max_correctness=lab.points_correctness,
+        max_performance=lab.points_performance,
+        threshold=lab.threshold,
+        floor=lab.floor,
+    )
 
 
 def refused(lab: labmeta.Lab, why: str) -> LabResult:
@@ -80,6 +87,7 @@ def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
 
 class CheckerOptions(TypedDict):
     """run_checker's options that the untimed and the timed run of a lab share."""
+
     impl: str
     timeout: float
     seed: int
@@ -93,12 +101,13 @@ class CheckerOptions(TypedDict):
 class TimedPart:
     """A lab's timed tests, held back to run later and alone on the GPU (or the
     machine, lab 01), after its other tests passed beside other students'."""
+
     lab: labmeta.Lab
-    result: LabResult        # scored from the untimed tests; completed by run()
-    untimed: BinaryRun       # their run
+    result: LabResult  # scored from the untimed tests; completed by run()
+    untimed: BinaryRun  # their run
     checker: Path
     runner: Path
-    kw: CheckerOptions       # run_checker's options: impl, timeout, seed, env, ceiling ...
+    kw: CheckerOptions  # run_checker's options: impl, timeout, seed, env, ceiling ...
 
     def run(self, isolation=None) -> LabResult:
         """Runs the timed tests and scores the lab on every test; `isolation` as
@@ -107,18 +116,28 @@ class TimedPart:
         iso = isolation_mod.contained() if own else isolation
         started = time.monotonic()
         try:
-            timed = run_checker(self.checker, self.lab.id, iso.runner(self.runner),
-                                gtest_filter=TIMED_TESTS, perf=True, **self.kw)
+            timed = run_checker(
+                self.checker,
+                self.lab.id,
+                iso.runner(self.runner),
+                gtest_filter=TIMED_TESTS,
+                perf=True,
+                **self.kw,
+            )
         finally:
             if own:
                 iso.cleanup()
         untimed = self.untimed
-        merged = type(untimed)(binary=untimed.binary, status=untimed.status,
-                               exit_code=untimed.exit_code, reason=untimed.reason,
-                               output_tail=untimed.output_tail + timed.output_tail[-3000:],
-                               properties=untimed.properties,
-                               cases=untimed.cases + timed.cases,
-                               runner_exits=untimed.runner_exits + timed.runner_exits)
+        merged = type(untimed)(
+            binary=untimed.binary,
+            status=untimed.status,
+            exit_code=untimed.exit_code,
+            reason=untimed.reason,
+            output_tail=untimed.output_tail + timed.output_tail[-3000:],
+            properties=untimed.properties,
+            cases=untimed.cases + timed.cases,
+            runner_exits=untimed.runner_exits + timed.runner_exits,
+        )
         if timed.status != RunStatus.COMPLETED:
             merged.status, merged.reason = timed.status, timed.reason
         result = score(self.lab, merged)
@@ -133,18 +152,33 @@ def timed_tests_later(lab: labmeta.Lab, result: LabResult) -> bool:
     """Whether a lab graded with its timed tests held back earns a timed run:
     only a lab with every correctness point (a lab that lost them cannot earn
     performance points) and a rubric with performance points."""
-    return (result.status == LabStatus.GRADED and lab.points_performance > 0
-            and result.points_correctness == result.max_correctness)
+    return (
+        result.status == LabStatus.GRADED
+        and lab.points_performance > 0
+        and result.points_correctness == result.max_correctness
+    )
 
 
-def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str = "labs",
-               repo: Path = toolchain.REPO,
-              timeout: float = 600.0, perf: bool = True, seed: int | None = None,
-              env: dict[str, str] | None = None, sanitize: bool = True,
-              isolation=None, ceiling_gbps: float | None = None,
-              gpu_expected: bool | None = None, linked_policy: bool = True,
-              policy_work: Path | None = None, gate: Gate | None = None,
-              timed_later: list[TimedPart] | None = None) -> LabResult:
+def _grade_lab(
+    lab: labmeta.Lab,
+    build_dir: Path,
+    *,
+    phases: Phases,
+    impl: str = "labs",
+    repo: Path = toolchain.REPO,
+    timeout: float = 600.0,
+    perf: bool = True,
+    seed: int | None = None,
+    env: dict[str, str] | None = None,
+    sanitize: bool = True,
+    isolation=None,
+    ceiling_gbps: float | None = None,
+    gpu_expected: bool | None = None,
+    linked_policy: bool = True,
+    policy_work: Path | None = None,
+    gate: Gate | None = None,
+    timed_later: list[TimedPart] | None = None,
+) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
     isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
@@ -160,12 +194,18 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
     target = runner_target(lab, impl)
     sandboxed = hasattr(isolation, "build")
     with phases("build"):
-        built = (isolation.build(build_dir, target, tree=repo) if sandboxed
-                 else toolchain.build(build_dir, target))
+        built = (
+            isolation.build(build_dir, target, tree=repo)
+            if sandboxed
+            else toolchain.build(build_dir, target)
+        )
     if not built.ok:
         if built.machine_fault:
-            return blank_result(lab, LabStatus.ERROR, f"the build failed for the machine's sake, not the "
-                                        f"code's: {built.machine_fault}")
+            return blank_result(
+                lab,
+                LabStatus.ERROR,
+                f"the build failed for the machine's sake, not the code's: {built.machine_fault}",
+            )
         result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
         if violations:
             result.status = LabStatus.POLICY
@@ -178,16 +218,26 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
                 continue  # a student's own copy: the instructor's batch runs this check
             with phases("policy"):
                 checked = policy.check_linked(
-                    lab, lab_dir / name, skeleton_file=toolchain.REPO / "labs" / lab.id / name,
-                    reference_file=reference, include_dirs=[repo / "common"],
-                    work=policy_work or build_dir / "policy")
+                    lab,
+                    lab_dir / name,
+                    skeleton_file=toolchain.REPO / "labs" / lab.id / name,
+                    reference_file=reference,
+                    include_dirs=[repo / "common"],
+                    work=policy_work or build_dir / "policy",
+                )
             violations += checked.violations
             if not checked.judged:
                 # It built for grading but could not be checked: fail closed (the
                 # batch's preflight checks the reference the same way first).
-                violations.append(policy.Violation(
-                    name, 0, "", "the policy check could not compile or read this file the "
-                                 "way it must: " + (checked.log.strip()[-300:] or "unknown")))
+                violations.append(
+                    policy.Violation(
+                        name,
+                        0,
+                        "",
+                        "the policy check could not compile or read this file the "
+                        "way it must: " + (checked.log.strip()[-300:] or "unknown"),
+                    )
+                )
 
     own = isolation is None
     iso = isolation_mod.contained() if own else isolation
@@ -195,18 +245,39 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
         runner = build_dir / "tests" / target
         checker = build_dir / "tests" / checker_target(lab)
         later = timed_later is not None and perf
-        kw = CheckerOptions(impl=impl, timeout=timeout, seed=seed, env=env,
-                            ceiling_gbps=ceiling_gbps, gpu_expected=gpu_expected and lab.needs_gpu,
-                            call_timeout=min(60.0, timeout / 2))
+        kw = CheckerOptions(
+            impl=impl,
+            timeout=timeout,
+            seed=seed,
+            env=env,
+            ceiling_gbps=ceiling_gbps,
+            gpu_expected=gpu_expected and lab.needs_gpu,
+            call_timeout=min(60.0, timeout / 2),
+        )
         with phases("tests"), held(gate if lab.needs_gpu else None):
-            run = run_checker(checker, lab.id, iso.runner(runner), perf=perf and not later,
-                              gtest_filter=UNTIMED_TESTS if later else None, **kw)
+            run = run_checker(
+                checker,
+                lab.id,
+                iso.runner(runner),
+                perf=perf and not later,
+                gtest_filter=UNTIMED_TESTS if later else None,
+                **kw,
+            )
         result = score(lab, run)
         note = iso.note()
-        if note and result.status == LabStatus.GRADED and result.points_correctness == 0 \
-                and not (result.first_failure and result.first_failure.hint == "not_implemented"):
+        if (
+            note
+            and result.status == LabStatus.GRADED
+            and result.points_correctness == 0
+            and not (result.first_failure and result.first_failure.hint == "not_implemented")
+        ):
             result.notes.append(note)
-        if sanitize and lab.needs_gpu and result.status == LabStatus.GRADED and result.points_correctness:
+        if (
+            sanitize
+            and lab.needs_gpu
+            and result.status == LabStatus.GRADED
+            and result.points_correctness
+        ):
             with phases("sanitizer"), SANITIZER, held(gate):
                 _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
@@ -219,8 +290,9 @@ def _grade_lab(lab: labmeta.Lab, build_dir: Path, *, phases: Phases, impl: str =
     elif later and timed_later is not None and timed_tests_later(lab, result):
         timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
     elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:
-        result.notes.append("bandwidth not measured: it is timed once every correctness "
-                            "test passes")
+        result.notes.append(
+            "bandwidth not measured: it is timed once every correctness test passes"
+        )
     return result
 
 
@@ -243,10 +315,20 @@ def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None
         result.sanitizer["all"] = "unavailable"
         return
     tools_for_lab = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
-    for tool_run in sanitize_mod.run_all(build_dir / "tests" / checker_target(lab), lab.id, runner,
-                                         iso, tools=tools_for_lab, env=env, seed=seed):
+    for tool_run in sanitize_mod.run_all(
+        build_dir / "tests" / checker_target(lab),
+        lab.id,
+        runner,
+        iso,
+        tools=tools_for_lab,
+        env=env,
+        seed=seed,
+    ):
         result.sanitizer[tool_run.tool] = tool_run.status
         if tool_run.status == SanitizerStatus.FINDINGS:
             result.points_correctness = result.points_performance = 0.0
-            result.hints.insert(0, f"compute-sanitizer {tool_run.tool} found a hazard that the "
-                                   f"outputs did not show: " + "; ".join(tool_run.findings[:3]))
+            result.hints.insert(
+                0,
+                f"compute-sanitizer {tool_run.tool} found a hazard that the "
+                f"outputs did not show: " + "; ".join(tool_run.findings[:3]),
+            )

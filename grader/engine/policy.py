@@ -14,6 +14,7 @@ Two passes:
   machine: 0.6 to 1.0 s for lab 01, 2.5 to 3.7 s for lab 04; see
   grader/engine/symbols.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,7 @@ from . import fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"
-FOUND_CAP = 200   # characters of a demangled name shown to the student
+FOUND_CAP = 200  # characters of a demangled name shown to the student
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Violation:
 
 
 # ---------------------------------------------------------------- the string pass
+
 
 def _strip_comments(code: str) -> str:
     code = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), code, flags=re.S)
@@ -64,8 +66,9 @@ def check_strings(lab: Lab, lab_dir: Path) -> list[Violation]:
             for offset, line in enumerate(code.splitlines()):
                 for banned in lab.forbidden:
                     if banned in line:
-                        found.append(Violation(
-                            name, region.first_line + offset, banned, _banned_why(banned)))
+                        found.append(
+                            Violation(name, region.first_line + offset, banned, _banned_why(banned))
+                        )
     return found
 
 
@@ -75,11 +78,14 @@ def check(lab: Lab, lab_dir: Path) -> list[Violation]:
 
 
 def _banned_why(banned: str) -> str:
-    return (f"'{banned}' is not allowed in this lab: the point is to write the "
-            "reduction yourself, on the GPU")
+    return (
+        f"'{banned}' is not allowed in this lab: the point is to write the "
+        "reduction yourself, on the GPU"
+    )
 
 
 # ---------------------------------------------------------------- the categories
+
 
 @dataclass(frozen=True)
 class Category:
@@ -92,14 +98,23 @@ class Category:
 
     def matches(self, fact: Fact) -> bool:
         if fact.kind in _SYMBOL_KINDS:
-            return any(fnmatchcase(name, p) for name in _names_to_match(fact.name)
-                       for p in self.symbols)
-        patterns = {symbol_parse.DEVICE_FILE: self.device_files, symbol_parse.HOST_INSN: self.instructions,
-                    symbol_parse.STARTUP: self.startup}.get(fact.kind, ())
+            return any(
+                fnmatchcase(name, p) for name in _names_to_match(fact.name) for p in self.symbols
+            )
+        patterns = {
+            symbol_parse.DEVICE_FILE: self.device_files,
+            symbol_parse.HOST_INSN: self.instructions,
+            symbol_parse.STARTUP: self.startup,
+        }.get(fact.kind, ())
         return any(fnmatchcase(fact.name, p) for p in patterns)
 
 
-_SYMBOL_KINDS = (symbol_parse.HOST_SYMBOL, symbol_parse.HOST_REF, symbol_parse.DEVICE_SYMBOL, symbol_parse.DEVICE_CALL)
+_SYMBOL_KINDS = (
+    symbol_parse.HOST_SYMBOL,
+    symbol_parse.HOST_REF,
+    symbol_parse.DEVICE_SYMBOL,
+    symbol_parse.DEVICE_CALL,
+)
 _DEVICE_RUNTIME = re.compile(r"^__cudaCDP\d+(\w+)$")
 
 
@@ -117,9 +132,16 @@ def load_categories(path: Path = POLICY_TOML) -> tuple[Category, ...]:
     out = []
     for name, entry in data.get("categories", {}).items():
         try:
-            out.append(Category(name=name, why=entry["why"],
-                                **{key: tuple(entry.get(key, ()))
-                                   for key in ("symbols", "device_files", "instructions", "startup")}))
+            out.append(
+                Category(
+                    name=name,
+                    why=entry["why"],
+                    **{
+                        key: tuple(entry.get(key, ()))
+                        for key in ("symbols", "device_files", "instructions", "startup")
+                    },
+                )
+            )
         except KeyError:
             raise ValueError(f"{path}: category {name} has no 'why'") from None
     return tuple(out)
@@ -132,8 +154,11 @@ def lab_categories(lab: Lab) -> tuple[Category, ...]:
     """The lab's own forbidden strings as symbol patterns, after the general
     categories (whose reasons say more). Strings that are not names (`#pragma
     omp`) stay with the string pass."""
-    return tuple(Category(name=f"lab:{banned}", why=_banned_why(banned), symbols=(banned + "*",))
-                 for banned in lab.forbidden if _IDENTIFIER.fullmatch(banned))
+    return tuple(
+        Category(name=f"lab:{banned}", why=_banned_why(banned), symbols=(banned + "*",))
+        for banned in lab.forbidden
+        if _IDENTIFIER.fullmatch(banned)
+    )
 
 
 def categories_for(lab: Lab) -> tuple[Category, ...]:
@@ -148,17 +173,19 @@ def instruction_patterns(categories: tuple[Category, ...]) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------- the linked pass
 
+
 @dataclass
 class LinkedCheck:
     violations: list[Violation] = field(default_factory=list)
-    compiled: bool = False     # the student's file compiled (False is no violation by itself)
-    log: str = ""              # compiler output when it did not compile; notes otherwise
+    compiled: bool = False  # the student's file compiled (False is no violation by itself)
+    log: str = ""  # compiler output when it did not compile; notes otherwise
     seconds: float = 0.0
-    judged: bool = False       # facts were compared with the skeleton's or the reference's
+    judged: bool = False  # facts were compared with the skeleton's or the reference's
 
 
 class _CompileOptions(TypedDict):
     """symbols.compile_facts's (and cached_facts's) options, the same for every file."""
+
     include_dirs: list[Path]
     rdc: bool
     work: Path
@@ -166,25 +193,42 @@ class _CompileOptions(TypedDict):
     instructions: tuple[str, ...]
 
 
-def check_linked(lab: Lab, student_file: Path, *, skeleton_file: Path,
-                 reference_file: Path | None, include_dirs: list[Path], work: Path,
-                 timeout: float = 120) -> LinkedCheck:
+def check_linked(
+    lab: Lab,
+    student_file: Path,
+    *,
+    skeleton_file: Path,
+    reference_file: Path | None,
+    include_dirs: list[Path],
+    work: Path,
+    timeout: float = 120,
+) -> LinkedCheck:
     """Compiles student_file (the instructor's file with the student's fences
     transplanted) and reports what it links or calls that is forbidden and
     that neither the skeleton nor the reference has. timeout: seconds for
     each compile. The skeleton's and reference's facts are cached under work."""
     started = time.monotonic()
     categories = categories_for(lab)
-    common = _CompileOptions(include_dirs=list(include_dirs), rdc=lab.rdc, work=work,
-                             timeout=timeout, instructions=instruction_patterns(categories))
+    common = _CompileOptions(
+        include_dirs=list(include_dirs),
+        rdc=lab.rdc,
+        work=work,
+        timeout=timeout,
+        instructions=instruction_patterns(categories),
+    )
     student = symbols.compile_facts(student_file, **common)
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)
-    baselines = [symbols.cached_facts(f, **common)
-                 for f in (skeleton_file, reference_file) if f is not None]
+    baselines = [
+        symbols.cached_facts(f, **common) for f in (skeleton_file, reference_file) if f is not None
+    ]
     usable = [b for b in baselines if b.ok and b.complete]
-    notes = [f"{Path(b.source).parent.name}/{Path(b.source).name} (instructor's) could not be "
-             f"read:\n{b.log[-2000:]}" for b in baselines if not (b.ok and b.complete)]
+    notes = [
+        f"{Path(b.source).parent.name}/{Path(b.source).name} (instructor's) could not be "
+        f"read:\n{b.log[-2000:]}"
+        for b in baselines
+        if not (b.ok and b.complete)
+    ]
     if not student.complete:
         notes.insert(0, f"not judged: the compiled file could not be read in full\n{student.log}")
     elif not usable:
@@ -197,13 +241,20 @@ def check_linked(lab: Lab, student_file: Path, *, skeleton_file: Path,
 
 
 # What a student reads first when one thing shows as several facts.
-_PREFERENCE = {symbol_parse.HOST_REF: 0, symbol_parse.DEVICE_CALL: 1, symbol_parse.HOST_INSN: 2,
-               symbol_parse.STARTUP: 3, symbol_parse.DEVICE_FILE: 4, symbol_parse.HOST_SYMBOL: 5,
-               symbol_parse.DEVICE_SYMBOL: 6}
+_PREFERENCE = {
+    symbol_parse.HOST_REF: 0,
+    symbol_parse.DEVICE_CALL: 1,
+    symbol_parse.HOST_INSN: 2,
+    symbol_parse.STARTUP: 3,
+    symbol_parse.DEVICE_FILE: 4,
+    symbol_parse.HOST_SYMBOL: 5,
+    symbol_parse.DEVICE_SYMBOL: 6,
+}
 
 
-def judge(facts: list[Fact], known: set[tuple[str, str, str]], categories: tuple[Category, ...],
-          file: str) -> list[Violation]:
+def judge(
+    facts: list[Fact], known: set[tuple[str, str, str]], categories: tuple[Category, ...], file: str
+) -> list[Violation]:
     """Violations: facts that no instructor's file has and that a category
     forbids, one per category, thing and line. A thing is a name without its
     template arguments (all of std::reduce's overloads are one), or every
@@ -221,7 +272,7 @@ def judge(facts: list[Fact], known: set[tuple[str, str, str]], categories: tuple
         shown = set()
         for fact, category in matches:
             if (fact.line == 0 and lined) or fact.line in shown:
-                continue   # the same thing is already reported with a line
+                continue  # the same thing is already reported with a line
             shown.add(fact.line)
             out.append(Violation(file, fact.line, _found(fact), category.why))
     return sorted(out, key=lambda v: (v.line == 0, v.line, v.found))
@@ -241,4 +292,4 @@ def _found(fact: Fact) -> str:
         text = f"instruction '{fact.name}'"
     elif fact.kind == symbol_parse.STARTUP:
         text = f"{fact.name} (run before main or at exit, from {fact.where})"
-    return text if len(text) <= FOUND_CAP else text[:FOUND_CAP - 3] + "..."
+    return text if len(text) <= FOUND_CAP else text[: FOUND_CAP - 3] + "..."

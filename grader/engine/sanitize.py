@@ -14,6 +14,7 @@ its exit code, which the checker records.
 The sanitizer runs inside the lab's own process: it finds honest mistakes,
 it is not a security boundary (a submission built to hide from it can).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -30,8 +31,10 @@ DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
 # trusted-grades.json), which their documentation does not support; memcheck only.
 RDC_TOOLS = ("memcheck",)
 # Small, quick cases: the tools slow kernels down by 10-100x.
-SMALL_CASES = "*EdgeSizes.MatchesReference/n1000_*:*EdgeSizes.MatchesReference/n257_*:" \
-              "*EdgeSizes.MatchesReference/n4097_*"
+SMALL_CASES = (
+    "*EdgeSizes.MatchesReference/n1000_*:*EdgeSizes.MatchesReference/n257_*:"
+    "*EdgeSizes.MatchesReference/n4097_*"
+)
 FINDING_EXIT = 86
 
 
@@ -49,8 +52,12 @@ def available() -> bool:
 
 
 def tool_prefix(tool: str) -> list[str]:
-    prefix = [shutil.which("compute-sanitizer") or "compute-sanitizer", f"--tool={tool}",
-              f"--error-exitcode={FINDING_EXIT}", "--print-limit=10"]
+    prefix = [
+        shutil.which("compute-sanitizer") or "compute-sanitizer",
+        f"--tool={tool}",
+        f"--error-exitcode={FINDING_EXIT}",
+        "--print-limit=10",
+    ]
     if tool == "initcheck":
         prefix.append("--track-unused-memory=no")  # poisoning by memset counts as writing
     return prefix + ["--"]
@@ -61,42 +68,96 @@ def _findings(output: str) -> list[str]:
     lines = []
     for raw in output.splitlines():
         line = raw.removeprefix("  | ").strip()
-        if line.startswith("=========") and any(k in line for k in (
-                "Error", "Invalid", "hazard", "Race", "Barrier", "Uninitialized", "misaligned")):
+        if line.startswith("=========") and any(
+            k in line
+            for k in (
+                "Error",
+                "Invalid",
+                "hazard",
+                "Race",
+                "Barrier",
+                "Uninitialized",
+                "misaligned",
+            )
+        ):
             if "ERROR SUMMARY: 0" in line or " 0 hazards" in line:
                 continue
             lines.append(line.removeprefix("=========").strip())
     return lines
 
 
-def run_tool(checker: Path, lab_id: str, runner_binary: Path, isolation, tool: str, *,
-             gtest_filter: str = SMALL_CASES, timeout: float = 600.0,
-             env: dict[str, str] | None = None, seed: int | None = None) -> SanitizerRun:
+def run_tool(
+    checker: Path,
+    lab_id: str,
+    runner_binary: Path,
+    isolation,
+    tool: str,
+    *,
+    gtest_filter: str = SMALL_CASES,
+    timeout: float = 600.0,
+    env: dict[str, str] | None = None,
+    seed: int | None = None,
+) -> SanitizerRun:
     if not available():
         return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
     spec = isolation.runner(runner_binary, tool_prefix(tool))
-    run = run_checker(checker, lab_id, spec, timeout=timeout, gtest_filter=gtest_filter,
-                      perf=False, env=env, seed=seed, call_timeout=min(timeout, 300.0))
+    run = run_checker(
+        checker,
+        lab_id,
+        spec,
+        timeout=timeout,
+        gtest_filter=gtest_filter,
+        perf=False,
+        env=env,
+        seed=seed,
+        call_timeout=min(timeout, 300.0),
+    )
     seconds = sum(c.time_ms for c in run.cases) / 1000.0
     if run.status == RunStatus.SKIPPED:
-        return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["no GPU here"], run.output_tail[-1000:], seconds)
+        return SanitizerRun(
+            tool, SanitizerStatus.UNAVAILABLE, ["no GPU here"], run.output_tail[-1000:], seconds
+        )
     if run.status in (RunStatus.TIMED_OUT, RunStatus.CHECKER_FAILED):
-        return SanitizerRun(tool, SanitizerStatus.TIMED_OUT if run.status == RunStatus.TIMED_OUT
-                            else SanitizerStatus.FAILED,
-                            [run.reason], run.output_tail[-3000:], seconds)
+        return SanitizerRun(
+            tool,
+            SanitizerStatus.TIMED_OUT
+            if run.status == RunStatus.TIMED_OUT
+            else SanitizerStatus.FAILED,
+            [run.reason],
+            run.output_tail[-3000:],
+            seconds,
+        )
     findings = _findings(run.output_tail)
     codes = [e.get("how", {}).get("code") for e in run.runner_exits]
     if FINDING_EXIT in codes or findings:
-        return SanitizerRun(tool, SanitizerStatus.FINDINGS, findings[:20] or ["see the output"],
-                            run.output_tail[-3000:], seconds)
+        return SanitizerRun(
+            tool,
+            SanitizerStatus.FINDINGS,
+            findings[:20] or ["see the output"],
+            run.output_tail[-3000:],
+            seconds,
+        )
     if not run.runner_exits or codes[-1] != 0:
         # The tool did not finish cleanly: no verdict means no clean bill.
-        return SanitizerRun(tool, SanitizerStatus.FAILED, [f"the runner under {tool} ended: "
-                                             f"{run.runner_exits[-1] if run.runner_exits else 'unknown'}"],
-                            run.output_tail[-3000:], seconds)
+        return SanitizerRun(
+            tool,
+            SanitizerStatus.FAILED,
+            [
+                f"the runner under {tool} ended: "
+                f"{run.runner_exits[-1] if run.runner_exits else 'unknown'}"
+            ],
+            run.output_tail[-3000:],
+            seconds,
+        )
     return SanitizerRun(tool, SanitizerStatus.CLEAN, [], run.output_tail[-1000:], seconds)
 
 
-def run_all(checker: Path, lab_id: str, runner_binary: Path, isolation,
-            tools: tuple[str, ...] = DEFAULT_TOOLS, **kw) -> list[SanitizerRun]:
+def run_all(
+    checker: Path,
+    lab_id: str,
+    runner_binary: Path,
+    isolation,
+    tools: tuple[str, ...] = DEFAULT_TOOLS,
+    **kw,
+) -> list[SanitizerRun]:
     return [run_tool(checker, lab_id, runner_binary, isolation, t, **kw) for t in tools]

@@ -5,6 +5,7 @@ wrong; partial credit per test would reward the sizes a missing bounds check
 happens to get right. Performance points: only when every correctness test
 passes, linear in the measured fraction of the copy ceiling from the lab's
 `floor` (0 points) to its `threshold` (all points)."""
+
 from __future__ import annotations
 
 from ..labmeta import Lab
@@ -36,11 +37,17 @@ def performance_points(lab: Lab, fraction: float | None) -> float:
 
 def failed_case(case: CaseResult) -> FailedCase:
     p = case.properties
-    return FailedCase(test=case.name, status=case.status, n=p.get("fail_n", p.get("n", "")),
-                      input=p.get("fail_input", p.get("input", "")),
-                      variant=p.get("fail_variant", ""), expected=p.get("fail_expected", ""),
-                      got=p.get("fail_got", ""), hint=hints.case_hint(case),
-                      message=(case.failures[0] if case.failures else "")[:2000])
+    return FailedCase(
+        test=case.name,
+        status=case.status,
+        n=p.get("fail_n", p.get("n", "")),
+        input=p.get("fail_input", p.get("input", "")),
+        variant=p.get("fail_variant", ""),
+        expected=p.get("fail_expected", ""),
+        got=p.get("fail_got", ""),
+        hint=hints.case_hint(case),
+        message=(case.failures[0] if case.failures else "")[:2000],
+    )
 
 
 def bandwidth_figures(case: CaseResult) -> list[dict]:
@@ -50,16 +57,29 @@ def bandwidth_figures(case: CaseResult) -> list[dict]:
     prefixes = sorted({k[: -len("fraction")] for k in p if k.endswith("fraction")})
     out = []
     for pre in prefixes:
-        out.append({"variant": pre.rstrip("_"), "fraction": _float(p, pre + "fraction"),
-                    "gbps": _float(p, pre + "gbps"), "graded": p.get(pre + "graded", "1") == "1",
-                    "implausible": p.get(pre + "implausible") == "1"})
+        out.append(
+            {
+                "variant": pre.rstrip("_"),
+                "fraction": _float(p, pre + "fraction"),
+                "gbps": _float(p, pre + "gbps"),
+                "graded": p.get(pre + "graded", "1") == "1",
+                "implausible": p.get(pre + "implausible") == "1",
+            }
+        )
     return out
 
 
 def score(lab: Lab, run: BinaryRun) -> LabResult:
-    r = LabResult(lab=lab.id, title=lab.title, status=LabStatus.GRADED, threshold=lab.threshold,
-                  floor=lab.floor, max_correctness=lab.points_correctness,
-                  max_performance=lab.points_performance, seed=run.properties.get("seed", ""))
+    r = LabResult(
+        lab=lab.id,
+        title=lab.title,
+        status=LabStatus.GRADED,
+        threshold=lab.threshold,
+        floor=lab.floor,
+        max_correctness=lab.points_correctness,
+        max_performance=lab.points_performance,
+        seed=run.properties.get("seed", ""),
+    )
     if run.status == RunStatus.MISSING:
         r.status, r.reason = LabStatus.MISSING, run.reason
         return r
@@ -79,9 +99,14 @@ def score(lab: Lab, run: BinaryRun) -> LabResult:
     if failed:
         # The most telling failure first: a correctness case with a named size,
         # the smallest size first.
-        failed.sort(key=lambda c: (is_performance(c), "fail_n" not in c.properties,
-                                   c.properties.get("fail_n") == "0",
-                                   _size(c.properties.get("fail_n"))))
+        failed.sort(
+            key=lambda c: (
+                is_performance(c),
+                "fail_n" not in c.properties,
+                c.properties.get("fail_n") == "0",
+                _size(c.properties.get("fail_n")),
+            )
+        )
         r.first_failure = failed_case(failed[0])
         r.hints = [hints.explain(r.first_failure, failed[0])]
         r.hints += hints.cross_case_hints([c for c in run.cases if not is_performance(c)])
@@ -127,14 +152,17 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
         return 0.0
     slowest = min(graded, key=lambda f: f["fraction"] if f["fraction"] is not None else -1.0)
     r.fraction, r.gbps = slowest["fraction"], slowest["gbps"]
-    r.ceiling_gbps = next((_float(c.properties, "ceiling_gbps") for c in bandwidth
-                           if "ceiling_gbps" in c.properties), None)
+    r.ceiling_gbps = next(
+        (_float(c.properties, "ceiling_gbps") for c in bandwidth if "ceiling_gbps" in c.properties),
+        None,
+    )
     implausible = [f for f in graded if f["implausible"]]
     if implausible:
         r.notes.append(
             "a bandwidth above what this machine can read (over 1.10 of the GPU's copy "
             "ceiling or its memory's theoretical peak; over 2 of the host's copy for lab 01) "
             "cannot come from reading the whole input: performance is not scored; the "
-            "instructor will look at it")
+            "instructor will look at it"
+        )
         return 0.0
     return performance_points(lab, r.fraction)

@@ -2,6 +2,7 @@
 without following links, each checked to be a plain file or folder, within
 limits of size, count and depth, so that a hostile tree can neither reach
 outside itself nor make the grader read without end."""
+
 from __future__ import annotations
 
 import errno
@@ -10,10 +11,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_FILE_BYTES = 1 << 20        # one lab file
-MAX_TREE_BYTES = 200 << 20      # the labs/ tree; an archive, unpacked
-MAX_ENTRIES = 20_000            # entries of the labs/ tree; members of an archive
-MAX_DEPTH = 32                  # folders in folders under labs/ (each holds a descriptor open)
+MAX_FILE_BYTES = 1 << 20  # one lab file
+MAX_TREE_BYTES = 200 << 20  # the labs/ tree; an archive, unpacked
+MAX_ENTRIES = 20_000  # entries of the labs/ tree; members of an archive
+MAX_DEPTH = 32  # folders in folders under labs/ (each holds a descriptor open)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO that slipped past the checks must not wait for a writer.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -49,7 +50,7 @@ def _open_dirs(root: Path, parts: tuple[str, ...] | list[str]) -> int | None:
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for k, part in enumerate(parts):
-            child = _open_subdir(fd, part, "/".join(parts[:k + 1]))
+            child = _open_subdir(fd, part, "/".join(parts[: k + 1]))
             if child is None:
                 return None
             os.close(fd)
@@ -75,15 +76,16 @@ def _open_checked(name: str, dir_fd: int, flags: int, shown: str) -> int:
     try:
         return os.open(name, flags, dir_fd=dir_fd)
     except OSError as e:
-        if e.errno in (errno.ELOOP, errno.EMLINK):   # swapped for a link since it was checked
+        if e.errno in (errno.ELOOP, errno.EMLINK):  # swapped for a link since it was checked
             raise refusal(shown, "a symbolic link") from None
-        if e.errno == errno.ENXIO:                    # a socket
+        if e.errno == errno.ENXIO:  # a socket
             raise refusal(shown, "a socket") from None
         raise ValueError(f"{shown}: cannot open it: {e.strerror}") from None
 
 
-def read_submission_file(root: Path, parts: tuple[str, ...] | list[str],
-                         limit: int = MAX_FILE_BYTES) -> bytes | None:
+def read_submission_file(
+    root: Path, parts: tuple[str, ...] | list[str], limit: int = MAX_FILE_BYTES
+) -> bytes | None:
     """The bytes of root/parts, or None when it is missing (or a folder).
 
     Raises ValueError, naming the file by its path below root, when it or a
@@ -98,8 +100,9 @@ def read_submission_file(root: Path, parts: tuple[str, ...] | list[str],
         raise ValueError(f"{shown}: cannot read it: {e.strerror or e}") from None
 
 
-def _read_plain(root: Path, parts: tuple[str, ...] | list[str], shown: str,
-                limit: int) -> bytes | None:
+def _read_plain(
+    root: Path, parts: tuple[str, ...] | list[str], shown: str, limit: int
+) -> bytes | None:
     fd = _open_dirs(root, parts[:-1])
     if fd is None:
         return None
@@ -121,8 +124,10 @@ def _read_plain(root: Path, parts: tuple[str, ...] | list[str], shown: str,
             raise refusal(shown, why or "not a plain file")
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise ValueError(f"{shown} is larger than {human_size(limit)}: a lab file may be at most "
-                         f"{human_size(limit)}")
+        raise ValueError(
+            f"{shown} is larger than {human_size(limit)}: a lab file may be at most "
+            f"{human_size(limit)}"
+        )
     return data
 
 
@@ -157,8 +162,7 @@ def _scan_dir(fd: int, shown: str, tally: _Tally, depth: int) -> None:
         for entry in entries:
             tally.entries += 1
             if tally.entries > MAX_ENTRIES:
-                raise ValueError(f"the labs folder holds more than {MAX_ENTRIES} files and "
-                                 "folders")
+                raise ValueError(f"the labs folder holds more than {MAX_ENTRIES} files and folders")
             child = f"{shown}/{entry.name}"
             st = entry.stat(follow_symlinks=False)
             if (why := odd_kind(st)) is not None:
@@ -172,5 +176,6 @@ def _scan_dir(fd: int, shown: str, tally: _Tally, depth: int) -> None:
                 continue
             tally.size += st.st_size
             if tally.size > MAX_TREE_BYTES:
-                raise ValueError(f"the labs folder holds more than {human_size(MAX_TREE_BYTES)} "
-                                 f"(at {child})")
+                raise ValueError(
+                    f"the labs folder holds more than {human_size(MAX_TREE_BYTES)} (at {child})"
+                )

@@ -1,6 +1,7 @@
 """A submission as a folder on disk: an archive unpacked after every member is
 checked (names, links, sizes, counts), a git repository cloned with a time
 limit, a folder used as it is."""
+
 from __future__ import annotations
 
 import os
@@ -38,14 +39,16 @@ def _check_zip(archive: zipfile.ZipFile) -> None:
     total = 0
     for info in members:
         _check_member_name(info.filename)
-        mode = info.external_attr >> 16   # Unix mode bits, where the zip was made on Unix
+        mode = info.external_attr >> 16  # Unix mode bits, where the zip was made on Unix
         if stat.S_ISLNK(mode):
             raise refusal(info.filename, "a symbolic link")
         if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise refusal(info.filename, "not a plain file")
-        total += info.file_size   # zipfile never unpacks more than a member declares
+        total += info.file_size  # zipfile never unpacks more than a member declares
         if total > limits.MAX_TREE_BYTES:
-            raise ValueError(f"the archive unpacks to more than {human_size(limits.MAX_TREE_BYTES)}")
+            raise ValueError(
+                f"the archive unpacks to more than {human_size(limits.MAX_TREE_BYTES)}"
+            )
 
 
 def _check_tar(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
@@ -64,7 +67,9 @@ def _check_tar(archive: tarfile.TarFile) -> list[tarfile.TarInfo]:
             raise refusal(member.name, "not a plain file")
         total += member.size
         if total > limits.MAX_TREE_BYTES:
-            raise ValueError(f"the archive unpacks to more than {human_size(limits.MAX_TREE_BYTES)}")
+            raise ValueError(
+                f"the archive unpacks to more than {human_size(limits.MAX_TREE_BYTES)}"
+            )
         members.append(member)
     return members
 
@@ -79,16 +84,27 @@ def _unpack(archive: Path, dest: Path) -> None:
             with tarfile.open(archive) as tar:
                 members = _check_tar(tar)
                 tar.extractall(dest, members=members, filter="data")  # a second guard
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, EOFError, RuntimeError,
-            NotImplementedError, OSError) as e:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        tarfile.TarError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        OSError,
+    ) as e:
         raise ValueError(f"cannot read the archive: {e}") from None
 
 
 def _clone(spec: str, dest: Path) -> None:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}   # a private URL fails, never prompts
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # a private URL fails, never prompts
     try:
-        done = procs.run(["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
-                         timeout=GIT_TIMEOUT_S, env=env, output_limit=1 << 20)
+        done = procs.run(
+            ["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
+            timeout=GIT_TIMEOUT_S,
+            env=env,
+            output_limit=1 << 20,
+        )
     except OSError as e:
         raise ValueError(f"cannot run git: {e}") from None
     if done.timed_out:
@@ -98,8 +114,11 @@ def _clone(spec: str, dest: Path) -> None:
 
 
 def _is_git(spec: str, path: Path) -> bool:
-    return looks_remote(spec) or spec.endswith(".git") \
+    return (
+        looks_remote(spec)
+        or spec.endswith(".git")
         or (path.is_dir() and (path / ".git").exists() and not (path / "labs").is_dir())
+    )
 
 
 def materialise(spec: str) -> tuple[tempfile.TemporaryDirectory | None, Path]:

@@ -14,6 +14,7 @@ unpacked. `open_submission` reads the lab files once, through
 `read_submission_file` (no link followed, nothing opened that could block),
 and `install` and `content_hash` use what it read.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,18 +36,18 @@ from . import fences
 from .submission_files import odd_kind, read_submission_file, refusal, scan_tree
 from .submission_unpack import looks_remote, materialise
 
-MAX_ID_BYTES = 128              # a student id, in UTF-8: well under a file name's 255
+MAX_ID_BYTES = 128  # a student id, in UTF-8: well under a file name's 255
 
 
 @dataclass
 class Submission:
     student: str
     origin: str
-    labs_dir: Path                      # the submission's labs/ folder
+    labs_dir: Path  # the submission's labs/ folder
     notes: list[str] = field(default_factory=list)
     workdir: tempfile.TemporaryDirectory | None = None
-    root: Path | None = None            # its top folder (None: labs_dir); names are shown from it
-    labs_parts: tuple[str, ...] = ()    # labs_dir below root, one name per folder
+    root: Path | None = None  # its top folder (None: labs_dir); names are shown from it
+    labs_parts: tuple[str, ...] = ()  # labs_dir below root, one name per folder
     # "lab_id/file" -> the bytes read at open time, None when missing: install and
     # content_hash use these, so a file swapped after the checks is never read.
     files: dict[str, bytes | None] = field(default_factory=dict)
@@ -73,12 +74,12 @@ def _last_name(spec: str) -> str:
         parts = re.split(r"[/:]", re.split(r"[?#]", spec)[0].rstrip("/"))
     else:
         parts = os.path.abspath(spec).split(os.sep)
-    if len(parts) > 1 and parts[-1].lower() == ".git":   # /subs/alice/.git is alice's
+    if len(parts) > 1 and parts[-1].lower() == ".git":  # /subs/alice/.git is alice's
         parts = parts[:-1]
     name = parts[-1]
     for suffix in (".tar.gz", ".tgz", ".tar", ".zip", ".git"):
         if name.lower().endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)]
+            return name[: -len(suffix)]
     return name
 
 
@@ -125,9 +126,11 @@ def student_ids(specs: list[str], roster: dict[str, str] | None = None) -> dict[
         seen.add(key)
         student = given.get(key) or student_name(spec)
         if (other := owners.get(_folded(student))) is not None:
-            raise ValueError(f"{other} and {spec} would both be graded as student '{student}': "
-                             "rename one of them, or give a roster that maps each submission "
-                             "to its own id")
+            raise ValueError(
+                f"{other} and {spec} would both be graded as student '{student}': "
+                "rename one of them, or give a roster that maps each submission "
+                "to its own id"
+            )
         owners[_folded(student)] = spec
         ids[spec] = student
     return ids
@@ -150,11 +153,14 @@ def read_roster(path: Path) -> dict[str, str]:
         if number == 1 and len(cells) == 2 and cells[1].lower() in ("student_id", "student", "id"):
             continue
         if len(cells) != 2 or not all(cells):
-            raise ValueError(f"roster {path}:{number}: expected 'submission,student_id', got "
-                             f"{','.join(row)!r}")
+            raise ValueError(
+                f"roster {path}:{number}: expected 'submission,student_id', got {','.join(row)!r}"
+            )
         if roster.get(cells[0], cells[1]) != cells[1]:
-            raise ValueError(f"roster {path}:{number}: {cells[0]} is given two ids, "
-                             f"'{roster[cells[0]]}' and '{cells[1]}'")
+            raise ValueError(
+                f"roster {path}:{number}: {cells[0]} is given two ids, "
+                f"'{roster[cells[0]]}' and '{cells[1]}'"
+            )
         roster[cells[0]] = cells[1]
     return roster
 
@@ -162,11 +168,13 @@ def read_roster(path: Path) -> dict[str, str]:
 def _roster(roster: dict[str, str]) -> dict[str, str]:
     """The roster keyed by normalised spec, its ids checked: safe folder names, unique."""
     by_key: dict[str, str] = {}
-    owners: dict[str, tuple[str, str]] = {}   # folded id -> (normalised spec, spec as given)
+    owners: dict[str, tuple[str, str]] = {}  # folded id -> (normalised spec, spec as given)
     for spec, student in roster.items():
         if not isinstance(student, str) or safe_id(student) != student:
-            raise ValueError(f"roster: the id {student!r} of {spec} is not a safe folder name "
-                             "(letters, digits, '.', '_', '-'; not starting with '.' or '-')")
+            raise ValueError(
+                f"roster: the id {student!r} of {spec} is not a safe folder name "
+                "(letters, digits, '.', '_', '-'; not starting with '.' or '-')"
+            )
         key = normalise_spec(spec)
         if by_key.get(key, student) != student:
             raise ValueError(f"roster: {spec} is given two ids, '{by_key[key]}' and '{student}'")
@@ -207,10 +215,10 @@ def _find_labs(root: Path, below: tuple[str, ...] = ()) -> list[str] | None:
         if stat.S_ISDIR(labs.st_mode):
             return [*below, "labs"]
     with os.scandir(here) as it:
-        folders = [e for e in it if e.is_dir()]   # links included: refused below if used
+        folders = [e for e in it if e.is_dir()]  # links included: refused below if used
     if any(e.name[:2].isdigit() for e in folders):
-        return list(below)   # the submission is the labs/ folder itself
-    if len(folders) == 1 and len(below) < 3:   # an archive with one top folder
+        return list(below)  # the submission is the labs/ folder itself
+    if len(folders) == 1 and len(below) < 3:  # an archive with one top folder
         if folders[0].is_symlink():
             raise refusal("/".join([*below, folders[0].name]), "a symbolic link")
         return _find_labs(root, (*below, folders[0].name))
@@ -222,14 +230,17 @@ def _default_course() -> Course:
     return labmeta.load()
 
 
-def _read_lab_files(root: Path, labs_parts: list[str],
-                    course: Course) -> dict[str, bytes | None]:
-    return {f"{lab.id}/{name}": read_submission_file(root, [*labs_parts, lab.id, name])
-            for lab in course.labs for name in lab.files}
+def _read_lab_files(root: Path, labs_parts: list[str], course: Course) -> dict[str, bytes | None]:
+    return {
+        f"{lab.id}/{name}": read_submission_file(root, [*labs_parts, lab.id, name])
+        for lab in course.labs
+        for name in lab.files
+    }
 
 
-def open_submission(spec: str, student: str | None = None,
-                    course: Course | None = None) -> Submission:
+def open_submission(
+    spec: str, student: str | None = None, course: Course | None = None
+) -> Submission:
     """Materialises a submission and reads its lab files (course's; default: the
     course of grader/labs.toml); raises ValueError, '<spec>: <why>', if it cannot
     or if the submission is not plain files. student: its id (default:
@@ -243,7 +254,7 @@ def open_submission(spec: str, student: str | None = None,
         scan_tree(root, labs_parts)
         files = _read_lab_files(root, labs_parts, course or _default_course())
         answers, answer_notes = _read_answers(root, labs_parts, course or _default_course())
-    except (ValueError, OSError) as e:   # an unreadable folder is this student's problem only
+    except (ValueError, OSError) as e:  # an unreadable folder is this student's problem only
         if workdir is not None:
             workdir.cleanup()
         why = e if isinstance(e, ValueError) else f"cannot read the submission: {e}"
@@ -252,9 +263,17 @@ def open_submission(spec: str, student: str | None = None,
         if workdir is not None:
             workdir.cleanup()
         raise
-    return Submission(student or student_name(spec), spec, root.joinpath(*labs_parts),
-                      workdir=workdir, root=root, labs_parts=tuple(labs_parts), files=files,
-                      answers=answers, answer_notes=answer_notes)
+    return Submission(
+        student or student_name(spec),
+        spec,
+        root.joinpath(*labs_parts),
+        workdir=workdir,
+        root=root,
+        labs_parts=tuple(labs_parts),
+        files=files,
+        answers=answers,
+        answer_notes=answer_notes,
+    )
 
 
 def _lab_bytes(sub: Submission, lab_id: str, name: str) -> bytes | None:
@@ -286,8 +305,12 @@ MAX_ANSWERS_BYTES = 64 << 10
 TEMPLATE_LABS = Path(__file__).resolve().parents[2] / "labs"
 
 
-def _read_answers(root: Path, labs_parts: list[str] | tuple[str, ...], course: Course,
-                  template_labs: Path = TEMPLATE_LABS) -> tuple[dict[str, str], list[str]]:
+def _read_answers(
+    root: Path,
+    labs_parts: list[str] | tuple[str, ...],
+    course: Course,
+    template_labs: Path = TEMPLATE_LABS,
+) -> tuple[dict[str, str], list[str]]:
     """Each lab's ANSWERS.md as text, for the instructor. A file still equal to the
     template is left out; one that is too large or unreadable is named in a note,
     left out, and costs nothing (a link anywhere refuses the whole submission,
@@ -295,8 +318,9 @@ def _read_answers(root: Path, labs_parts: list[str] | tuple[str, ...], course: C
     answers, notes = {}, []
     for lab in course.labs:
         try:
-            data = read_submission_file(root, [*labs_parts, lab.id, ANSWERS],
-                                        limit=MAX_ANSWERS_BYTES)
+            data = read_submission_file(
+                root, [*labs_parts, lab.id, ANSWERS], limit=MAX_ANSWERS_BYTES
+            )
         except ValueError as e:
             notes.append(f"answers not read: {e}")
             continue
@@ -329,7 +353,9 @@ def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path
             out = dest_labs / lab.id / name
             out.parent.mkdir(parents=True, exist_ok=True)
             if data is None:
-                notes.append(f"{lab.id}/{name} is missing from the submission: graded as the skeleton")
+                notes.append(
+                    f"{lab.id}/{name} is missing from the submission: graded as the skeleton"
+                )
                 text = harness
             else:
                 text, file_notes = _install_file(_as_text(data), harness, f"{lab.id}/{name}")
@@ -346,21 +372,34 @@ def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path
 def _install_file(theirs: str, harness: str, where: str) -> tuple[str, list[str]]:
     try:
         text, notes = fences.transplant_checked(theirs, harness, where)
-        missing = {f.name for f in fences.extract(harness)} - \
-                  {f.name for f in fences.extract(theirs)}
+        missing = {f.name for f in fences.extract(harness)} - {
+            f.name for f in fences.extract(theirs)
+        }
     except fences.FenceError as e:
         return harness, [f"{where}: {e}; graded as the skeleton"]
     if missing:
-        notes.append(f"{where}: fence(s) {', '.join(sorted(missing))} not found; the skeleton's "
-                     "TODO was kept there")
+        notes.append(
+            f"{where}: fence(s) {', '.join(sorted(missing))} not found; the skeleton's "
+            "TODO was kept there"
+        )
     if fences.outside(theirs) != fences.outside(harness):
-        notes.append(f"{where}: changes outside the fenced regions were replaced by the "
-                     "instructor's harness")
+        notes.append(
+            f"{where}: changes outside the fenced regions were replaced by the instructor's harness"
+        )
     return text, notes
 
 
 def copy_harness(repo: Path, dest: Path) -> None:
     """The instructor's tree without solutions, build folders, slides or git."""
-    ignore = shutil.ignore_patterns(".git", "build", "build-*", "solutions", "slides", "__pycache__",
-                                    "gpu_runs", ".venv", "*.pyc")
+    ignore = shutil.ignore_patterns(
+        ".git",
+        "build",
+        "build-*",
+        "solutions",
+        "slides",
+        "__pycache__",
+        "gpu_runs",
+        ".venv",
+        "*.pyc",
+    )
     shutil.copytree(repo, dest, ignore=ignore, dirs_exist_ok=True)

@@ -2,6 +2,7 @@
 name in the student's file and in the reference (anonymous namespaces, static
 prefixes and per-run hashes made plain), and the bare function name a policy
 category matches."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,10 @@ import re
 # Names the compilers make up per file or per run: the same code must give the
 # same fact in the student's file and in the reference.
 _MADE_UP = [
-    (re.compile(r"\d*_GLOBAL__N__[0-9a-f]+_\d+_\w*?_[0-9a-f]{8}(?=\d|\W|$)"), "(anonymous namespace)"),
+    (
+        re.compile(r"\d*_GLOBAL__N__[0-9a-f]+_\d+_\w*?_[0-9a-f]{8}(?=\d|\W|$)"),
+        "(anonymous namespace)",
+    ),
     (re.compile(r"_GLOBAL__sub_([ID])_\S*"), r"_GLOBAL__sub_\1_"),
     (re.compile(r"__cudaRegisterLinkedBinary_\w+"), "__cudaRegisterLinkedBinary_"),
     (re.compile(r"__fatbinwrap_\w+"), "__fatbinwrap_"),
@@ -24,10 +28,20 @@ def normalise(name: str) -> str:
     return name
 
 
-_SPECIAL_PREFIXES = ("vtable for ", "typeinfo for ", "typeinfo name for ", "guard variable for ",
-                     "VTT for ", "construction vtable for ", "non-virtual thunk to ",
-                     "virtual thunk to ", "covariant return thunk to ", "TLS init function for ",
-                     "TLS wrapper function for ", "reference temporary #0 for ")
+_SPECIAL_PREFIXES = (
+    "vtable for ",
+    "typeinfo for ",
+    "typeinfo name for ",
+    "guard variable for ",
+    "VTT for ",
+    "construction vtable for ",
+    "non-virtual thunk to ",
+    "virtual thunk to ",
+    "covariant return thunk to ",
+    "TLS init function for ",
+    "TLS wrapper function for ",
+    "reference temporary #0 for ",
+)
 _ANON = "(anonymous namespace)"
 
 
@@ -38,7 +52,7 @@ def bare_name(demangled: str) -> str:
     s = demangled
     for prefix in _SPECIAL_PREFIXES:
         if s.startswith(prefix):
-            s = s[len(prefix):]
+            s = s[len(prefix) :]
     s = s.replace(_ANON, "{anon}")
     kept = _strip_brackets(s)
     tokens = [t for t in kept.split() if t not in ("const", "volatile", "&", "&&", "noexcept")]
@@ -55,7 +69,11 @@ def _strip_brackets(s: str) -> str:
     while i < len(s):
         c = s[i]
         top = angle == 0 and paren == 0
-        if top and s.startswith("operator", i) and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_")):
+        if (
+            top
+            and s.startswith("operator", i)
+            and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_"))
+        ):
             j = i + len("operator")
             if s.startswith("()", j):
                 j += 2

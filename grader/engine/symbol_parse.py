@@ -1,6 +1,7 @@
 """Facts read from the tools' text: the symbol table (nm), the disassembly and
 relocations (objdump) of host code, and the PTX of device code. Each fact is
 a kind, a name, where it sits and the source line it comes from."""
+
 from __future__ import annotations
 
 import os
@@ -12,25 +13,25 @@ from pathlib import Path
 from .symbol_names import normalise
 
 # Kinds of fact. `where` says where the fact sits, as noted.
-HOST_SYMBOL = "host-symbol"      # where: "defined" or "undefined"
-HOST_REF = "host-ref"            # a host function or data section (where) refers to name
-HOST_INSN = "host-insn"          # an instruction (name) in a host function (where)
-STARTUP = "startup"              # runs before main or at exit: an entry (where: its section),
-                                 # or a function such an entry calls (where: the entry)
-DEVICE_FILE = "device-file"      # the PTX has code from this source file
+HOST_SYMBOL = "host-symbol"  # where: "defined" or "undefined"
+HOST_REF = "host-ref"  # a host function or data section (where) refers to name
+HOST_INSN = "host-insn"  # an instruction (name) in a host function (where)
+STARTUP = "startup"  # runs before main or at exit: an entry (where: its section),
+# or a function such an entry calls (where: the entry)
+DEVICE_FILE = "device-file"  # the PTX has code from this source file
 DEVICE_SYMBOL = "device-symbol"  # where: "defined" (.entry/.func) or "extern" (.extern .func)
-DEVICE_CALL = "device-call"      # a device function (where) calls name
+DEVICE_CALL = "device-call"  # a device function (where) calls name
 STARTUP_SECTIONS = (".init_array", ".ctors", ".fini_array", ".dtors")
-SOURCE = "<source>"      # the compiled file, in device file paths
-INCLUDE = "<include>"    # an include directory, in device file paths
+SOURCE = "<source>"  # the compiled file, in device file paths
+INCLUDE = "<include>"  # an include directory, in device file paths
 
 
 @dataclass(frozen=True)
 class Fact:
     kind: str
-    name: str           # demangled, compiler-made names normalised (see normalise)
+    name: str  # demangled, compiler-made names normalised (see normalise)
     where: str = ""
-    line: int = 0       # line of the compiled file the fact comes from; 0: unknown or elsewhere
+    line: int = 0  # line of the compiled file the fact comes from; 0: unknown or elsewhere
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -48,7 +49,7 @@ class Symbol:
 
     @property
     def is_named(self) -> bool:
-        return bool(self.name) and self.name != self.section   # a section's own symbol names nothing
+        return bool(self.name) and self.name != self.section  # a section's own symbol names nothing
 
 
 _SYMBOL_LINE = re.compile(r"^([0-9a-f]+)\s(.{7})\s(\S+)\s+([0-9a-f]+)\s+(?:\.hidden\s+)?(.*)$")
@@ -59,7 +60,7 @@ def parse_symbol_table(text: str) -> list[Symbol]:
     out = []
     for line in text.splitlines():
         m = _SYMBOL_LINE.match(line)
-        if m is None or "d" in m[2][5:7] or "f" in m[2][6]:   # debugging and file symbols
+        if m is None or "d" in m[2][5:7] or "f" in m[2][6]:  # debugging and file symbols
             continue
         out.append(Symbol(m[5].strip(), m[3], int(m[1], 16), int(m[4], 16), "F" in m[2]))
     return out
@@ -68,7 +69,7 @@ def parse_symbol_table(text: str) -> list[Symbol]:
 @dataclass
 class CodeFacts:
     facts: list[Fact]
-    calls: dict[str, set[str]]     # function -> what it refers to (for the startup facts)
+    calls: dict[str, set[str]]  # function -> what it refers to (for the startup facts)
 
 
 _FUNCTION = re.compile(r"^[0-9a-f]+ <(.*)>:$")
@@ -78,8 +79,9 @@ _RELOC = re.compile(r"(R_X86_64_\w+)\s+(\S.*)$")
 _LOCAL_CALL = re.compile(r"^call\w*\s+[0-9a-f]+ <(.*)>$")
 
 
-def parse_disassembly(text: str, source: Path, instructions: tuple[str, ...],
-                      symbols: list[Symbol]) -> CodeFacts:
+def parse_disassembly(
+    text: str, source: Path, instructions: tuple[str, ...], symbols: list[Symbol]
+) -> CodeFacts:
     """`objdump -d -r -l -C -w`: which function refers to which symbol, and
     the instructions matching `instructions`, each with the line of source it
     comes from when that line is in the compiled file."""
@@ -103,7 +105,7 @@ def parse_disassembly(text: str, source: Path, instructions: tuple[str, ...],
         if (r := _RELOC.search(m[2] or "")) is not None:
             target = resolve_target(r[1], r[2], symbols)
         elif (c := _LOCAL_CALL.match(insn)) is not None and not _ADDEND.search(c[1]):
-            target = c[1]   # a call within the section needs no relocation
+            target = c[1]  # a call within the section needs no relocation
         if target:
             target = normalise(target)
             facts.append(Fact(HOST_REF, target, function, line))
@@ -113,8 +115,15 @@ def parse_disassembly(text: str, source: Path, instructions: tuple[str, ...],
 
 _RELOC_SECTION = re.compile(r"^RELOCATION RECORDS FOR \[(.*)\]:$")
 _RELOC_ROW = re.compile(r"^[0-9a-f]+\s+(R_\w+)\s+(\S.*)$")
-_NOT_DATA = (".text", ".eh_frame", ".debug", ".rela", ".gcc_except_table", ".nvFatBinSegment",
-             "__nv")
+_NOT_DATA = (
+    ".text",
+    ".eh_frame",
+    ".debug",
+    ".rela",
+    ".gcc_except_table",
+    ".nvFatBinSegment",
+    "__nv",
+)
 
 
 def parse_data_relocations(text: str, symbols: list[Symbol]) -> list[tuple[str, str]]:
@@ -143,7 +152,7 @@ def resolve_target(reloc_type: str, target: str, symbols: list[Symbol]) -> str |
         return _ADDEND.sub("", target.strip())
     offset = int(m[3] or "0", 16) * (-1 if m[2] == "-" else 1)
     if "PC32" in reloc_type or "PLT32" in reloc_type or "GOTPC" in reloc_type:
-        offset += 4   # PC-relative: the addend is biased by the 4 bytes of the field
+        offset += 4  # PC-relative: the addend is biased by the 4 bytes of the field
     for s in symbols:
         if s.is_function and s.section == m[1] and s.value <= offset < s.value + max(s.size, 1):
             return s.name
@@ -169,7 +178,8 @@ def startup_facts(data_refs: list[tuple[str, str]], calls: dict[str, set[str]]) 
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _PTX_FUNC = re.compile(
-    r"^\s*((?:\.(?:visible|weak|extern)\s+)*)\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
+    r"^\s*((?:\.(?:visible|weak|extern)\s+)*)\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+)
 _PTX_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
 
 
@@ -180,12 +190,12 @@ def parse_ptx(text: str, source: Path, include_dirs: list[Path], demangle_names)
     are followed through `inlined_at` back to the compiled file."""
     files: dict[str, str] = {}
     parent: dict[tuple[str, int, int], tuple[str, int, int]] = {}
-    used: dict[str, int] = {}                 # file number -> the source line it first shows at
-    raw: list[tuple[str, str, str, int]] = []     # kind, mangled name, where, line
+    used: dict[str, int] = {}  # file number -> the source line it first shows at
+    raw: list[tuple[str, str, str, int]] = []  # kind, mangled name, where, line
     function, line, pending = "", 0, ""
     here = str(source)
     lines = text.splitlines()
-    for text_line in lines:   # first pass: the file table sits at the end of the PTX
+    for text_line in lines:  # first pass: the file table sits at the end of the PTX
         if (m := _PTX_FILE.match(text_line)) is not None:
             files[m[1]] = m[2]
     for text_line in lines:
@@ -194,7 +204,7 @@ def parse_ptx(text: str, source: Path, include_dirs: list[Path], demangle_names)
             if m[4] is not None:
                 parent[loc] = (m[4], int(m[5]), int(m[6]))
             line = _source_line(loc, parent, files, here)
-            if used.get(loc[0], 0) == 0:   # the first line of the compiled file it shows at
+            if used.get(loc[0], 0) == 0:  # the first line of the compiled file it shows at
                 used[loc[0]] = line
             continue
         if (m := _PTX_FUNC.match(text_line)) is not None:
@@ -204,20 +214,30 @@ def parse_ptx(text: str, source: Path, include_dirs: list[Path], demangle_names)
                 function, line = m[3], 0
             continue
         if pending or re.search(r"\bcall(\.uni)?\b", text_line):
-            pending += " " + text_line.strip()   # a call spreads over several lines
+            pending += " " + text_line.strip()  # a call spreads over several lines
             if ";" in text_line:
                 if (c := _PTX_CALL.search(pending)) is not None:
                     raw.append((DEVICE_CALL, c[1], function, line))
                 pending = ""
-    raw = [(kind, _unprefix(name), _unprefix(where) if kind == DEVICE_CALL else where, line)
-           for kind, name, where, line in raw]
+    raw = [
+        (kind, _unprefix(name), _unprefix(where) if kind == DEVICE_CALL else where, line)
+        for kind, name, where, line in raw
+    ]
     names = demangle_names(sorted({r[1] for r in raw} | {r[2] for r in raw if r[0] == DEVICE_CALL}))
-    facts = [Fact(kind, normalise(names.get(name, name)),
-                  normalise(names.get(where, where)) if kind == DEVICE_CALL else where, line)
-             for kind, name, where, line in raw]
+    facts = [
+        Fact(
+            kind,
+            normalise(names.get(name, name)),
+            normalise(names.get(where, where)) if kind == DEVICE_CALL else where,
+            line,
+        )
+        for kind, name, where, line in raw
+    ]
     for number, line in used.items():
         if number in files:
-            facts.append(Fact(DEVICE_FILE, _portable_path(files[number], source, include_dirs), "", line))
+            facts.append(
+                Fact(DEVICE_FILE, _portable_path(files[number], source, include_dirs), "", line)
+            )
     return facts
 
 

@@ -40,6 +40,7 @@ lab 01 (.cpp) 0.6 to 1.0 s, lab 04 (.cu) 2.5 to 3.7 s (of which about 0.5 s
 is the second PTX architecture). The compiler takes nearly all of it;
 reading the facts takes under 0.1 s.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -65,24 +66,23 @@ from .symbol_parse import (
     startup_facts,
 )
 
-FORMAT = 1                 # bump when facts change meaning: old cache entries are ignored
-OUTPUT_CAP = 64 << 20      # bytes of a tool's output that are read; the rest is cut off
-LOG_CAP = 20_000           # characters of compiler output kept for the student
+FORMAT = 1  # bump when facts change meaning: old cache entries are ignored
+OUTPUT_CAP = 64 << 20  # bytes of a tool's output that are read; the rest is cut off
+LOG_CAP = 20_000  # characters of compiler output kept for the student
 # PTX for the oldest architecture the build targets and for the course GPU's
 # (H200: 9.0): code under `#if __CUDA_ARCH__ >= 800` exists only in the second.
 # Each one costs a pass of the device compiler.
 GPU_ARCHS = ("compute_75", "compute_90")
 
 
-
 @dataclass
 class Compiled:
     source: str
     ok: bool
-    log: str = ""                 # compiler output (capped), or why the facts are incomplete
+    log: str = ""  # compiler output (capped), or why the facts are incomplete
     seconds: float = 0.0
     facts: list[Fact] = field(default_factory=list)
-    complete: bool = True         # False: a tool failed or was cut off, facts may be missing
+    complete: bool = True  # False: a tool failed or was cut off, facts may be missing
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -103,8 +103,12 @@ class Toolchain:
 
     @classmethod
     def find(cls) -> Toolchain:
-        return cls(nvcc=shutil.which("nvcc"), gxx=shutil.which("g++"),
-                   objdump=shutil.which("objdump"), cxxfilt=shutil.which("c++filt"))
+        return cls(
+            nvcc=shutil.which("nvcc"),
+            gxx=shutil.which("g++"),
+            objdump=shutil.which("objdump"),
+            cxxfilt=shutil.which("c++filt"),
+        )
 
     def missing_for(self, source: Path) -> list[str]:
         compiler = ("nvcc", self.nvcc) if source.suffix == ".cu" else ("g++", self.gxx)
@@ -114,15 +118,15 @@ class Toolchain:
 
 # ---------------------------------------------------------------- subprocesses
 
+
 @dataclass
 class Ran:
-    rc: int | None        # None: killed at the timeout
+    rc: int | None  # None: killed at the timeout
     out: str
     truncated: bool
 
 
-def run(cmd: list[str], *, timeout: float, cwd: Path | None = None,
-        cap: int = OUTPUT_CAP) -> Ran:
+def run(cmd: list[str], *, timeout: float, cwd: Path | None = None, cap: int = OUTPUT_CAP) -> Ran:
     """The grader's one process runner (grader/infra/proc.py): a process group of its
     own, killed as a whole at the timeout (nvcc's children too); output to a
     file, of which only the first `cap` bytes are read."""
@@ -133,27 +137,51 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | None = None,
 
 # ---------------------------------------------------------------- compiling
 
-def compile_command(source: Path, out_dir: Path, include_dirs: list[Path], rdc: bool,
-                    tools: Toolchain) -> list[str]:
+
+def compile_command(
+    source: Path, out_dir: Path, include_dirs: list[Path], rdc: bool, tools: Toolchain
+) -> list[str]:
     includes = [arg for d in include_dirs for arg in ("-I", str(d))]
     obj = str(out_dir / "x.o")
     if source.suffix == ".cu":
         archs = [f"-gencode=arch={a},code={a}" for a in GPU_ARCHS]
-        return ([tools.nvcc or "nvcc", "-c", "-O0", "-Xcompiler=-O0,-fno-inline,-g1", "-lineinfo",
-                 *archs, "-std=c++17"] + (["-rdc=true"] if rdc else [])
-                + ["-keep", "-keep-dir", str(out_dir)] + includes + [str(source), "-o", obj])
-    return ([tools.gxx or "g++", "-c", "-O0", "-g1", "-fno-inline", "-std=c++17"] + includes
-            + [str(source), "-o", obj])
+        return (
+            [
+                tools.nvcc or "nvcc",
+                "-c",
+                "-O0",
+                "-Xcompiler=-O0,-fno-inline,-g1",
+                "-lineinfo",
+                *archs,
+                "-std=c++17",
+            ]
+            + (["-rdc=true"] if rdc else [])
+            + ["-keep", "-keep-dir", str(out_dir)]
+            + includes
+            + [str(source), "-o", obj]
+        )
+    return (
+        [tools.gxx or "g++", "-c", "-O0", "-g1", "-fno-inline", "-std=c++17"]
+        + includes
+        + [str(source), "-o", obj]
+    )
 
 
-def compile_facts(source: Path, *, include_dirs: list[Path], rdc: bool, work: Path,
-                  timeout: float, instructions: tuple[str, ...],
-                  tools: Toolchain | None = None) -> Compiled:
+def compile_facts(
+    source: Path,
+    *,
+    include_dirs: list[Path],
+    rdc: bool,
+    work: Path,
+    timeout: float,
+    instructions: tuple[str, ...],
+    tools: Toolchain | None = None,
+) -> Compiled:
     """Compiles source in a fresh folder under work and reads its facts; the
     folder is removed afterwards. Never raises for a compile error."""
     tools = tools or Toolchain.find()
     source = source.resolve()
-    include_dirs = [Path(d).resolve() for d in include_dirs]   # the compiler runs in out_dir
+    include_dirs = [Path(d).resolve() for d in include_dirs]  # the compiler runs in out_dir
     started = time.monotonic()
     missing = tools.missing_for(source)
     if missing:
@@ -162,22 +190,38 @@ def compile_facts(source: Path, *, include_dirs: list[Path], rdc: bool, work: Pa
     out_dir = Path(tempfile.mkdtemp(prefix="linked-", dir=work))
     try:
         deadline = started + timeout
-        ran = run(compile_command(source, out_dir, include_dirs, rdc, tools),
-                  timeout=timeout, cwd=out_dir, cap=LOG_CAP)
+        ran = run(
+            compile_command(source, out_dir, include_dirs, rdc, tools),
+            timeout=timeout,
+            cwd=out_dir,
+            cap=LOG_CAP,
+        )
         if ran.rc != 0:
             why = f"the compiler was stopped after {timeout:.0f} s\n" if ran.rc is None else ""
-            return Compiled(str(source), False, why + ran.out,
-                            time.monotonic() - started)
+            return Compiled(str(source), False, why + ran.out, time.monotonic() - started)
         facts, notes = _read_facts(source, out_dir, include_dirs, instructions, tools, deadline)
-        return Compiled(str(source), True, "\n".join(notes), time.monotonic() - started, facts,
-                        complete=not notes)
+        return Compiled(
+            str(source),
+            True,
+            "\n".join(notes),
+            time.monotonic() - started,
+            facts,
+            complete=not notes,
+        )
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
 
 
-def cached_facts(source: Path, *, include_dirs: list[Path], rdc: bool, work: Path,
-                 timeout: float, instructions: tuple[str, ...],
-                 tools: Toolchain | None = None) -> Compiled:
+def cached_facts(
+    source: Path,
+    *,
+    include_dirs: list[Path],
+    rdc: bool,
+    work: Path,
+    timeout: float,
+    instructions: tuple[str, ...],
+    tools: Toolchain | None = None,
+) -> Compiled:
     """compile_facts, cached in work/facts-cache by everything that decides the
     result: the file's content, the headers' content, the flags, the tools.
     For the skeleton and the reference, which a batch meets once per student."""
@@ -190,28 +234,46 @@ def cached_facts(source: Path, *, include_dirs: list[Path], rdc: bool, work: Pat
         try:
             return Compiled.from_json(entry.read_text())
         except (ValueError, TypeError, KeyError):
-            pass   # a damaged entry: compile again and overwrite it
-    compiled = compile_facts(source, include_dirs=include_dirs, rdc=rdc, work=work,
-                             timeout=timeout, instructions=instructions, tools=tools)
-    if compiled.ok and compiled.complete:   # a failure may be a busy machine's: retry next time
+            pass  # a damaged entry: compile again and overwrite it
+    compiled = compile_facts(
+        source,
+        include_dirs=include_dirs,
+        rdc=rdc,
+        work=work,
+        timeout=timeout,
+        instructions=instructions,
+        tools=tools,
+    )
+    if compiled.ok and compiled.complete:  # a failure may be a busy machine's: retry next time
         entry.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=entry.parent, suffix=".tmp", delete=False) as f:
             f.write(compiled.to_json())
-        os.replace(f.name, entry)   # atomic: parallel workers never read half an entry
+        os.replace(f.name, entry)  # atomic: parallel workers never read half an entry
     return compiled
 
 
-def _cache_key(source: Path, include_dirs: list[Path], rdc: bool,
-               instructions: tuple[str, ...], tools: Toolchain) -> str:
+def _cache_key(
+    source: Path,
+    include_dirs: list[Path],
+    rdc: bool,
+    instructions: tuple[str, ...],
+    tools: Toolchain,
+) -> str:
     h = hashlib.sha256()
-    for part in (str(FORMAT), source.name, str(rdc), repr(instructions), repr(tools),
-                 repr(compile_command(Path("S"), Path("D"), [], rdc, tools))):
+    for part in (
+        str(FORMAT),
+        source.name,
+        str(rdc),
+        repr(instructions),
+        repr(tools),
+        repr(compile_command(Path("S"), Path("D"), [], rdc, tools)),
+    ):
         h.update(part.encode() + b"\0")
     h.update(source.read_bytes())
-    for d in include_dirs:   # the headers decide what the file compiles to
+    for d in include_dirs:  # the headers decide what the file compiles to
         for header in sorted(p for p in Path(d).rglob("*") if p.is_file()):
             h.update(str(header.relative_to(d)).encode() + b"\0" + header.read_bytes())
-    for tool in (tools.nvcc, tools.gxx):   # a toolkit upgrade changes the facts
+    for tool in (tools.nvcc, tools.gxx):  # a toolkit upgrade changes the facts
         if tool:
             stat = Path(tool).resolve().stat()
             h.update(f"{tool}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -220,42 +282,64 @@ def _cache_key(source: Path, include_dirs: list[Path], rdc: bool,
 
 # ---------------------------------------------------------------- reading facts
 
-def _read_facts(source: Path, out_dir: Path, include_dirs: list[Path],
-                instructions: tuple[str, ...], tools: Toolchain,
-                deadline: float) -> tuple[list[Fact], list[str]]:
+
+def _read_facts(
+    source: Path,
+    out_dir: Path,
+    include_dirs: list[Path],
+    instructions: tuple[str, ...],
+    tools: Toolchain,
+    deadline: float,
+) -> tuple[list[Fact], list[str]]:
     """The facts, and notes on anything that kept them from being complete."""
     obj = out_dir / "x.o"
     notes: list[str] = []
 
     def objdump(*args: str) -> str:
-        ran = run([tools.objdump or "objdump", *args, str(obj)],
-                  timeout=max(deadline - time.monotonic(), 5.0))
+        ran = run(
+            [tools.objdump or "objdump", *args, str(obj)],
+            timeout=max(deadline - time.monotonic(), 5.0),
+        )
         if ran.rc != 0 or ran.truncated:
-            notes.append(f"objdump {' '.join(args)}: "
-                         + ("output cut at the size limit" if ran.truncated else ran.out[-500:]))
+            notes.append(
+                f"objdump {' '.join(args)}: "
+                + ("output cut at the size limit" if ran.truncated else ran.out[-500:])
+            )
         return ran.out
 
     symbols = parse_symbol_table(objdump("-t", "-C", "-w"))
-    facts = [Fact(HOST_SYMBOL, normalise(s.name), "undefined" if s.section == "*UND*" else "defined")
-             for s in symbols if s.is_named]
-    code = parse_disassembly(objdump("-d", "-r", "-l", "-C", "-w", "--no-show-raw-insn"),
-                             source, instructions, symbols)
+    facts = [
+        Fact(HOST_SYMBOL, normalise(s.name), "undefined" if s.section == "*UND*" else "defined")
+        for s in symbols
+        if s.is_named
+    ]
+    code = parse_disassembly(
+        objdump("-d", "-r", "-l", "-C", "-w", "--no-show-raw-insn"), source, instructions, symbols
+    )
     facts += code.facts
     data_refs = parse_data_relocations(objdump("-r", "-C", "-w"), symbols)
-    facts += [Fact(HOST_REF, target, section) for section, target in data_refs
-              if not section.startswith(STARTUP_SECTIONS)]
+    facts += [
+        Fact(HOST_REF, target, section)
+        for section, target in data_refs
+        if not section.startswith(STARTUP_SECTIONS)
+    ]
     facts += startup_facts(data_refs, code.calls)
     for ptx in sorted(out_dir.glob("*.ptx")):
-        facts += parse_ptx(ptx.read_text(errors="replace"), source, include_dirs,
-                           lambda names: demangle(names, tools, deadline, notes))
+        facts += parse_ptx(
+            ptx.read_text(errors="replace"),
+            source,
+            include_dirs,
+            lambda names: demangle(names, tools, deadline, notes),
+        )
     return sorted(set(facts), key=lambda f: (f.kind, f.name, f.where, f.line)), notes
 
 
 # PTX -------------------------------------------------------------------------
 
 
-def demangle(names: list[str], tools: Toolchain, deadline: float,
-             notes: list[str]) -> dict[str, str]:
+def demangle(
+    names: list[str], tools: Toolchain, deadline: float, notes: list[str]
+) -> dict[str, str]:
     """Mangled PTX names to C++ names, with one c++filt for all of them."""
     mangled = [n for n in names if n.startswith("_Z")]
     if not mangled:
@@ -263,7 +347,10 @@ def demangle(names: list[str], tools: Toolchain, deadline: float,
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(mangled) + "\n")
     try:
-        ran = run([tools.cxxfilt or "c++filt", f"@{f.name}"], timeout=max(deadline - time.monotonic(), 5.0))
+        ran = run(
+            [tools.cxxfilt or "c++filt", f"@{f.name}"],
+            timeout=max(deadline - time.monotonic(), 5.0),
+        )
     finally:
         os.unlink(f.name)
     if ran.rc != 0 or len(ran.out.splitlines()) != len(mangled):

@@ -2,6 +2,7 @@
 (a report, a student's result, the course file): into a temporary file beside
 it, flushed to disk, then renamed over it. A reader sees the old file or the
 new one, never half of either; a failed write leaves the old file alone."""
+
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ a private stream dies with that process, before a timed run may start.
 
 Order, to rule out deadlock: the machine gate first, then a GPU's.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -77,5 +78,5 @@ def held(gate: Gate | None, exclusive: bool = False):
     if gate is None:
         yield
     else:
-        with (gate.exclusive() if exclusive else gate.shared()):
+        with gate.exclusive() if exclusive else gate.shared():
             yield

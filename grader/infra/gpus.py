@@ -1,6 +1,7 @@
 """The GPUs of this machine, as the grader finds them itself (nvidia-smi and
 the driver's /proc files), never as a test binary reports them: which are
 there, and which device node each one is (a sandbox binds only its worker's)."""
+
 from __future__ import annotations
 
 import functools
@@ -13,11 +14,11 @@ from . import proc
 
 @dataclass(frozen=True)
 class Gpu:
-    index: int          # nvidia-smi's index (not CUDA's order, which may differ)
-    uuid: str           # what CUDA_VISIBLE_DEVICES is set to: stable, unambiguous
+    index: int  # nvidia-smi's index (not CUDA's order, which may differ)
+    uuid: str  # what CUDA_VISIBLE_DEVICES is set to: stable, unambiguous
     bus_id: str
     name: str
-    minor: int | None   # /dev/nvidia<minor>
+    minor: int | None  # /dev/nvidia<minor>
     memory_mib: int = 0  # nvidia-smi's memory.total (0: not known)
 
     @property
@@ -38,8 +39,18 @@ def _minor(bus_id: str) -> int | None:
 
 @functools.lru_cache(maxsize=1)
 def list_gpus() -> tuple[Gpu, ...]:
-    done = proc.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,memory.total,name",
-                     "--format=csv,noheader,nounits"], timeout=60) if _have("nvidia-smi") else None
+    done = (
+        proc.run(
+            [
+                "nvidia-smi",
+                "--query-gpu=index,uuid,pci.bus_id,memory.total,name",
+                "--format=csv,noheader,nounits",
+            ],
+            timeout=60,
+        )
+        if _have("nvidia-smi")
+        else None
+    )
     if done is None or done.code != 0:
         return ()
     gpus = []
@@ -48,8 +59,9 @@ def list_gpus() -> tuple[Gpu, ...]:
         if len(parts) < 5 or not parts[0].isdigit():
             continue
         memory = int(parts[3]) if parts[3].isdigit() else 0
-        gpus.append(Gpu(int(parts[0]), parts[1], parts[2], ",".join(parts[4:]), _minor(parts[2]),
-                        memory))
+        gpus.append(
+            Gpu(int(parts[0]), parts[1], parts[2], ",".join(parts[4:]), _minor(parts[2]), memory)
+        )
     return tuple(gpus)
 
 
@@ -65,6 +77,7 @@ def most_jobs(gpu: Gpu) -> int:
 
 def _have(tool: str) -> bool:
     import shutil
+
     return shutil.which(tool) is not None
 
 

@@ -15,6 +15,7 @@ process the runner left behind. The note says so, and the README says that
 code run as the grader's own user, without --sandbox or root, can still
 damage files that user owns.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,16 @@ def _unshare_prefix() -> list[str] | None:
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
-    return [unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child",
-            "--mount-proc", "--"]
+    return [
+        unshare,
+        "--user",
+        "--map-current-user",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "--",
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,8 +62,13 @@ def namespaces_available() -> tuple[bool, str]:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             return False, "setpriv (util-linux) is not installed"
-        as_nobody = [setpriv, f"--reuid={NOBODY_ID}", f"--regid={NOBODY_ID}", "--clear-groups",
-                     "--"]
+        as_nobody = [
+            setpriv,
+            f"--reuid={NOBODY_ID}",
+            f"--regid={NOBODY_ID}",
+            "--clear-groups",
+            "--",
+        ]
     cmd = as_nobody + prefix + ["/bin/sh", "-c", "test $$ = 1"]
     done = proc.run(cmd, timeout=60)
     if done.code != 0:
@@ -65,6 +79,7 @@ def namespaces_available() -> tuple[bool, str]:
 @dataclass
 class Contained:
     """The default: the runner in a PID namespace, as nobody when root."""
+
     workdir: Path
     prefix: list[str] = field(default_factory=list)
     user: str = ""
@@ -102,7 +117,12 @@ def contained(base: Path | None = None) -> Contained:
     prefix = _unshare_prefix() if ok else []
     if prefix is None:  # unshare is gone since namespaces_available() (cached) found it
         ok, why, prefix = False, "unshare (util-linux) is not installed", []
-    warning = "" if ok else (
-        f"the lab's code ran without a PID namespace here ({why}); the checker still "
-        "kills whatever it leaves behind, but use --sandbox to contain untrusted code")
+    warning = (
+        ""
+        if ok
+        else (
+            f"the lab's code ran without a PID namespace here ({why}); the checker still "
+            "kills whatever it leaves behind, but use --sandbox to contain untrusted code"
+        )
+    )
     return Contained(workdir, prefix, user, warning)

@@ -2,6 +2,7 @@
 a timeout that kills the whole group (not only the parent: nvcc's and ninja's
 children, a checker's runner), its output in a file with a cap, and a clean
 record of how it ended."""
+
 from __future__ import annotations
 
 import os
@@ -16,10 +17,10 @@ from pathlib import Path
 
 @dataclass
 class Finished:
-    code: int | None          # exit code; negative: killed by that signal; None: timed out
+    code: int | None  # exit code; negative: killed by that signal; None: timed out
     timed_out: bool
-    over_limit: bool          # wrote more output than allowed, and was killed for it
-    output: str               # the output's tail (stdout and stderr together)
+    over_limit: bool  # wrote more output than allowed, and was killed for it
+    output: str  # the output's tail (stdout and stderr together)
     seconds: float
 
     @property
@@ -56,7 +57,7 @@ def _process_table() -> dict[int, tuple[int, str]]:
             stat = Path(f"/proc/{name}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()  # the name may hold spaces and ')'
+        fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and ')'
         table[int(name)] = (int(fields[1]), fields[19])
     return table
 
@@ -93,8 +94,11 @@ def _kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
     deadline = time.monotonic() + settle_s
     while doomed and time.monotonic() < deadline:
         table = _process_table()
-        doomed = [(p, start) for p, start in doomed if table.get(p, (0, ""))[1] == start
-                  and not _is_zombie(p)]
+        doomed = [
+            (p, start)
+            for p, start in doomed
+            if table.get(p, (0, ""))[1] == start and not _is_zombie(p)
+        ]
         if doomed:
             time.sleep(0.02)
 
@@ -104,7 +108,7 @@ def _is_zombie(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat[stat.rfind(")") + 2:].startswith("Z")
+    return stat[stat.rfind(")") + 2 :].startswith("Z")
 
 
 # The process groups `run` has alive, from every thread: an interrupted batch
@@ -122,20 +126,35 @@ def kill_all() -> int:
     return len(groups)
 
 
-def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
-        cwd: str | os.PathLike | None = None, output_limit: int = 64 << 20,
-        tail: int = 20000, pass_fds: tuple[int, ...] = (), log: Path | None = None,
-        stdin_text: str | None = None, head: bool = False) -> Finished:
+def run(
+    args: list[str],
+    *,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+    output_limit: int = 64 << 20,
+    tail: int = 20000,
+    pass_fds: tuple[int, ...] = (),
+    log: Path | None = None,
+    stdin_text: str | None = None,
+    head: bool = False,
+) -> Finished:
     """Runs args to the end, or kills its process group at `timeout` seconds
     or once it has written more than `output_limit` bytes. Output goes to
     `log` (kept) or to a temporary file (removed); the last `tail` bytes are
     returned (the first, with head: a compiler's first errors matter most)."""
     started = time.monotonic()
-    with (open(log, "w+b") if log else tempfile.TemporaryFile()) as out:
-        proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.PIPE if stdin_text is not None else
-                                subprocess.DEVNULL,
-                                start_new_session=True, pass_fds=pass_fds)
+    with open(log, "w+b") if log else tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            args,
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
         with _alive_lock:
             _alive.add(proc.pid)
         try:
@@ -149,12 +168,14 @@ def run(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
         size = out.seek(0, os.SEEK_END)
         out.seek(0 if head else max(0, size - tail))
         text = out.read(tail).decode(errors="replace")
-    return Finished(None if timed_out else proc.returncode, timed_out, over, text,
-                    time.monotonic() - started)
+    return Finished(
+        None if timed_out else proc.returncode, timed_out, over, text, time.monotonic() - started
+    )
 
 
-def _wait(proc: subprocess.Popen, out, deadline: float, stdin_text: str | None,
-          output_limit: int) -> tuple[bool, bool]:
+def _wait(
+    proc: subprocess.Popen, out, deadline: float, stdin_text: str | None, output_limit: int
+) -> tuple[bool, bool]:
     """Waits for proc; kills its group at the deadline or past the output cap."""
     if stdin_text is not None:
         if proc.stdin is None:

@@ -34,6 +34,7 @@ outside /usr builds in the sandbox as it does outside.
 The sandbox is a hook: lab_grading.grade_lab(..., isolation=cell) builds with
 cell.build() and runs the checker with cell.runner(binary) as its runner.
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,9 +65,10 @@ class SandboxError(toolchain.SetupError):
 @dataclass
 class Limits:
     """What one sandboxed test binary may use."""
-    memory_mb: int = 16384        # RLIMIT_DATA: heap, anonymous maps, thread stacks
-    processes: int = 256          # RLIMIT_NPROC inside the sandbox's user namespace
-    output_mb: int = 8            # stdout + stderr, and any single file it writes
+
+    memory_mb: int = 16384  # RLIMIT_DATA: heap, anonymous maps, thread stacks
+    processes: int = 256  # RLIMIT_NPROC inside the sandbox's user namespace
+    output_mb: int = 8  # stdout + stderr, and any single file it writes
     cpu_seconds: int | None = None  # default: 4x the lab's timeout (threads add up)
     open_files: int = 1024
 
@@ -78,8 +80,10 @@ class Limits:
             key, _, value = item.partition("=")
             key = key.strip().replace("-", "_")
             if key not in cls.__dataclass_fields__ or not value.strip().isdigit():
-                raise ValueError(f"bad sandbox limit {item!r}: use one of "
-                                 f"{', '.join(cls.__dataclass_fields__)} = a whole number")
+                raise ValueError(
+                    f"bad sandbox limit {item!r}: use one of "
+                    f"{', '.join(cls.__dataclass_fields__)} = a whole number"
+                )
             setattr(limits, key, int(value))
         return limits
 
@@ -89,8 +93,12 @@ def _is_root() -> bool:
 
 
 # The driver's control nodes: every CUDA process needs them, whichever GPU it uses.
-_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-                  "/dev/nvidia-modeset")
+_CONTROL_NODES = (
+    "/dev/nvidiactl",
+    "/dev/nvidia-uvm",
+    "/dev/nvidia-uvm-tools",
+    "/dev/nvidia-modeset",
+)
 
 
 def _gpu_nodes(only: str | None = None) -> list[str]:
@@ -111,8 +119,13 @@ def _system_binds(gpu_node: str | None = None, gpus: bool = True) -> list[str]:
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
-    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-                "/etc/localtime"):
+    for etc in (
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/alternatives",
+        "/etc/localtime",
+    ):
         args += ["--ro-bind-try", etc, etc]
     args += ["--proc", "/proc", "--dev", "/dev"]
     nodes = _gpu_nodes(gpu_node) if gpus else []
@@ -147,8 +160,13 @@ def _bwrap_has(option: str) -> bool:
 
 def _namespaces() -> list[str]:
     # --disable-userns (bubblewrap 0.8): no nested user namespace from inside.
-    return ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
-            "--clearenv"] + (["--disable-userns"] if _bwrap_has("--disable-userns") else [])
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ] + (["--disable-userns"] if _bwrap_has("--disable-userns") else [])
 
 
 @functools.lru_cache(maxsize=4)
@@ -157,21 +175,27 @@ def available(as_nobody: bool | None = None) -> tuple[bool, str]:
     with the same namespaces and the same user as a real one."""
     bwrap, prlimit = shutil.which("bwrap"), shutil.which("prlimit")
     if not bwrap:
-        return False, ("bubblewrap (bwrap) is not installed; Debian/Ubuntu: "
-                       "apt install bubblewrap")
+        return False, ("bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt install bubblewrap")
     if not prlimit:
         return False, "prlimit (util-linux) is not installed"
     as_nobody = _is_root() if as_nobody is None else as_nobody
-    cmd = (_drop_privileges() if as_nobody else []) + [bwrap] + _namespaces() + \
-        _system_binds() + ["--remount-ro", "/", "--", prlimit, "--nproc=64", "--", "/bin/true"]
+    cmd = (
+        (_drop_privileges() if as_nobody else [])
+        + [bwrap]
+        + _namespaces()
+        + _system_binds()
+        + ["--remount-ro", "/", "--", prlimit, "--nproc=64", "--", "/bin/true"]
+    )
     try:
         probe = proc.run(cmd, timeout=60)
     except OSError as e:
         return False, f"bwrap could not run: {e}"
     if not probe.ok:
         why = probe.output.strip().splitlines()
-        return False, ("bwrap cannot create a sandbox here (user namespaces unavailable?): "
-                       + (why[-1] if why else probe.describe()))
+        return False, (
+            "bwrap cannot create a sandbox here (user namespaces unavailable?): "
+            + (why[-1] if why else probe.describe())
+        )
     return True, ""
 
 
@@ -201,10 +225,18 @@ class Sandbox:
     """The sandboxes of one grading worker: a root folder holding read-only
     copies of test binaries and one writable folder per submission."""
 
-    def __init__(self, limits: Limits | None = None, *, timeout: float = 600.0,
-                 base: Path | None = None, extra_ro: list[str] | None = None,
-                 uid: int | None = None, gpu_node: str | None = None,
-                 gpu_env: dict[str, str] | None = None, toolchain: list[str] | None = None):
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        timeout: float = 600.0,
+        base: Path | None = None,
+        extra_ro: list[str] | None = None,
+        uid: int | None = None,
+        gpu_node: str | None = None,
+        gpu_env: dict[str, str] | None = None,
+        toolchain: list[str] | None = None,
+    ):
         ok, why = available()
         if not ok:
             raise SandboxError(why)
@@ -216,11 +248,19 @@ class Sandbox:
         # (a grader's output folder may sit under a private home or pytest's 0700
         # tmp; a Slurm job's $TMPDIR may be private to the job's user).
         if base is None:
-            base = next((Path(d) for d in (tempfile.gettempdir(), "/tmp", "/var/tmp")
-                         if not _is_root() or _reachable(Path(d))), None)
+            base = next(
+                (
+                    Path(d)
+                    for d in (tempfile.gettempdir(), "/tmp", "/var/tmp")
+                    if not _is_root() or _reachable(Path(d))
+                ),
+                None,
+            )
             if base is None:
-                raise SandboxError("no folder that the sandbox user can reach for the "
-                                   "sandboxes (tried $TMPDIR, /tmp, /var/tmp)")
+                raise SandboxError(
+                    "no folder that the sandbox user can reach for the "
+                    "sandboxes (tried $TMPDIR, /tmp, /var/tmp)"
+                )
         self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-", dir=base))
         os.chmod(self.root, 0o711)
         for sub in ("bin", "home"):
@@ -228,7 +268,7 @@ class Sandbox:
             os.chmod(self.root / sub, 0o711)
         env_dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
         self.extra_ro = list(extra_ro or []) + env_dirs
-        self.gpu_node = gpu_node          # bind only this GPU (a worker's), else all
+        self.gpu_node = gpu_node  # bind only this GPU (a worker's), else all
         self.gpu_env = dict(gpu_env or {})  # CUDA_VISIBLE_DEVICES for the worker's GPU
         self.toolchain = list(toolchain or [])  # folders the build's compilers need
 
@@ -247,9 +287,10 @@ class Sandbox:
 @dataclass
 class Cell:
     """One submission's sandbox: the hook given to grade_lab and run_gtest."""
+
     box: Sandbox
     student: str
-    workdir: Path                      # the submission's own (and only writable) folder
+    workdir: Path  # the submission's own (and only writable) folder
     binaries: dict[str, Path] = field(default_factory=dict)
 
     @property
@@ -269,8 +310,12 @@ class Cell:
         return copy
 
     def _inner_env(self, env: dict[str, str]) -> dict[str, str]:
-        inner = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(self.workdir),
-                 "TMPDIR": str(self.workdir), "LANG": "C.UTF-8"}
+        inner = {
+            "PATH": "/usr/local/cuda/bin:/usr/bin:/bin",
+            "HOME": str(self.workdir),
+            "TMPDIR": str(self.workdir),
+            "LANG": "C.UTF-8",
+        }
         for k, v in {**env, **self.box.gpu_env}.items():
             if k.startswith(_PASS_ENV_PREFIXES) or k in _PASS_ENV:
                 inner[k] = v
@@ -285,25 +330,38 @@ class Cell:
         extra = [d for d in box.extra_ro if os.path.isdir(d)]
         cmd = [_bwrap_binary()] + _namespaces() + _system_binds(box.gpu_node)
         cmd += _extra_dirs(extra)
-        cmd += ["--ro-bind", str(binary), str(binary),
-                "--bind", str(self.workdir), str(self.workdir),
-                "--remount-ro", "/", "--chdir", str(self.workdir)]
+        cmd += [
+            "--ro-bind",
+            str(binary),
+            str(binary),
+            "--bind",
+            str(self.workdir),
+            str(self.workdir),
+            "--remount-ro",
+            "/",
+            "--chdir",
+            str(self.workdir),
+        ]
         for k, v in sorted(self._inner_env(env).items()):
             cmd += ["--setenv", k, v]
-        return cmd + ["--", shutil.which("prlimit") or "/usr/bin/prlimit",
-                      f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
-                      f"--data={lim.memory_mb * MiB}",
-                      f"--nproc={lim.processes}",
-                      f"--fsize={self.output_limit}",
-                      f"--nofile={lim.open_files}",
-                      "--core=0", "--"]
+        return cmd + [
+            "--",
+            shutil.which("prlimit") or "/usr/bin/prlimit",
+            f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
+            f"--data={lim.memory_mb * MiB}",
+            f"--nproc={lim.processes}",
+            f"--fsize={self.output_limit}",
+            f"--nofile={lim.open_files}",
+            "--core=0",
+            "--",
+        ]
 
     def command(self, args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         """The command line that runs args in the sandbox (as `nobody` when the
         grader is root), and the environment of the sandbox's launcher (the
         program itself gets only the variables it needs, set with --setenv)."""
         binary = self.binaries.get(args[0]) or self._binary(args[0])
-        cmd = (_drop_privileges(self.box.uid, self.box.gid) if _is_root() else [])
+        cmd = _drop_privileges(self.box.uid, self.box.gid) if _is_root() else []
         cmd += self._bwrap(binary, env) + [str(binary)] + list(args[1:])
         launcher_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return cmd, launcher_env
@@ -330,8 +388,10 @@ class Cell:
             return None
         sig = -code if code < 0 else code - 128
         if sig == signal.SIGXFSZ:
-            return (f"stopped: wrote more than {self.box.limits.output_mb} MiB of output or to "
-                    "one file (the sandbox's limit)")
+            return (
+                f"stopped: wrote more than {self.box.limits.output_mb} MiB of output or to "
+                "one file (the sandbox's limit)"
+            )
         if sig == signal.SIGXCPU:
             return f"stopped: used more than {self.cpu_seconds} s of CPU time (the sandbox's limit)"
         try:
@@ -341,33 +401,63 @@ class Cell:
 
     def note(self) -> str:
         lim = self.box.limits
-        return ("ran in the grading sandbox: no network, no files outside the submission's own "
-                f"folder, at most {lim.processes} processes, {lim.memory_mb} MiB of memory, "
-                f"{lim.output_mb} MiB of output; code that needs more fails there")
+        return (
+            "ran in the grading sandbox: no network, no files outside the submission's own "
+            f"folder, at most {lim.processes} processes, {lim.memory_mb} MiB of memory, "
+            f"{lim.output_mb} MiB of output; code that needs more fails there"
+        )
 
     # -- the build -----------------------------------------------------------------------------
 
-    def build(self, build_dir: Path, target: str, *, tree: Path | None = None,
-              timeout: float = 1800) -> toolchain.BuildResult:
+    def build(
+        self, build_dir: Path, target: str, *, tree: Path | None = None, timeout: float = 1800
+    ) -> toolchain.BuildResult:
         """toolchain.build in a sandbox: ninja sees the toolchain and the worker's tree
         (tree: the harness's source folder, often holding build_dir), nothing else."""
         build_dir = Path(build_dir).resolve()
         tree = Path(tree).resolve() if tree else build_dir.parent
         ninja = _real_ninja()
-        path = ":".join(dict.fromkeys([os.path.dirname(ninja), os.path.dirname(sys.executable),
-                                       *os.environ.get("PATH", "").split(":")]))
+        path = ":".join(
+            dict.fromkeys(
+                [
+                    os.path.dirname(ninja),
+                    os.path.dirname(sys.executable),
+                    *os.environ.get("PATH", "").split(":"),
+                ]
+            )
+        )
         # Every compiler this build really runs, wherever it is installed.
-        ro = [os.path.dirname(ninja), sys.prefix, sys.base_prefix,
-              *toolchain.toolchain_dirs(build_dir, path)]
+        ro = [
+            os.path.dirname(ninja),
+            sys.prefix,
+            sys.base_prefix,
+            *toolchain.toolchain_dirs(build_dir, path),
+        ]
         ro += self.box.extra_ro + self.box.toolchain
         cmd = [_bwrap_binary()] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
         cmd += ["--tmpfs", "/tmp", "--bind", str(tree), str(tree)]
         if not build_dir.is_relative_to(tree):
             cmd += ["--bind", str(build_dir), str(build_dir)]
-        cmd += ["--remount-ro", "/",
-                "--chdir", str(tree), "--setenv", "PATH", path, "--setenv", "HOME", "/tmp",
-                "--setenv", "LANG", "C.UTF-8", "--", ninja, "-C", str(build_dir),
-                f"tests/{target}"]
+        cmd += [
+            "--remount-ro",
+            "/",
+            "--chdir",
+            str(tree),
+            "--setenv",
+            "PATH",
+            path,
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
+            "--",
+            ninja,
+            "-C",
+            str(build_dir),
+            f"tests/{target}",
+        ]
         done = proc.run(cmd, timeout=timeout)
         if done.timed_out:
             return toolchain.BuildResult(target, False, f"build timed out after {timeout:.0f} s")
@@ -384,6 +474,7 @@ def _real_ninja() -> str:
                 return os.path.realpath(found)
     try:
         import ninja  # the PyPI package ships the binary
+
         cand = os.path.join(ninja.BIN_DIR, "ninja")
         if os.access(cand, os.X_OK):
             return cand

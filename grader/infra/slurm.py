@@ -1,6 +1,7 @@
 """Slurm as the batch sees it: is it there, which states a job's tasks are in
 (squeue, then sacct where the cluster keeps accounting), asked again with
 growing pauses while the controller does not answer."""
+
 from __future__ import annotations
 
 import os
@@ -17,12 +18,35 @@ RETRY_SECONDS = float(os.environ.get("GRADER_SLURM_RETRY", "300"))
 RETRY_PAUSE = 1.0
 RETRY_MAX_PAUSE = 30.0
 # States of a task that is still (or again) in the scheduler's hands.
-ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
-          "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED",
-          "REQUEUE_CRON", "STOPPED"}
+ACTIVE = {
+    "PENDING",
+    "RUNNING",
+    "CONFIGURING",
+    "COMPLETING",
+    "SUSPENDED",
+    "REQUEUED",
+    "RESIZING",
+    "SIGNALING",
+    "STAGE_OUT",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "REQUEUE_CRON",
+    "STOPPED",
+}
 # States of a task that has ended (squeue lists them only when asked with -t).
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-            "BOOT_FAIL", "DEADLINE", "PREEMPTED", "REVOKED", "SPECIAL_EXIT"}
+TERMINAL = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "PREEMPTED",
+    "REVOKED",
+    "SPECIAL_EXIT",
+}
 T = TypeVar("T")
 
 
@@ -39,15 +63,20 @@ def call(cmd: list[str], timeout: float = 60) -> proc.Finished:
     try:
         return proc.run(cmd, timeout=timeout, tail=64 << 20, output_limit=256 << 20)
     except FileNotFoundError:
-        raise SlurmError(f"{cmd[0]} is not installed: batch --slurm needs the Slurm client "
-                         "commands (sbatch, squeue) on this machine") from None
+        raise SlurmError(
+            f"{cmd[0]} is not installed: batch --slurm needs the Slurm client "
+            "commands (sbatch, squeue) on this machine"
+        ) from None
 
 
 def output_lines(output: str, prog: str) -> list[str]:
     """The lines of a command's answer, without the client's own log lines
     ("squeue: error: ...", "sbatch: warning: ..."), which come on stderr."""
-    return [line.strip() for line in output.splitlines()
-            if line.strip() and not line.startswith(f"{prog}: ")]
+    return [
+        line.strip()
+        for line in output.splitlines()
+        if line.strip() and not line.startswith(f"{prog}: ")
+    ]
 
 
 def failure_text(res: proc.Finished) -> str:
@@ -55,9 +84,13 @@ def failure_text(res: proc.Finished) -> str:
     return res.describe() + (f": {last}" if last and not res.timed_out else "")
 
 
-def _query(cmd: list[str], parse: Callable[[list[str]], T],
-           settled: Callable[[str], T | None] | None = None, progress=None,
-           timeout: float = 60) -> T:
+def _query(
+    cmd: list[str],
+    parse: Callable[[list[str]], T],
+    settled: Callable[[str], T | None] | None = None,
+    progress=None,
+    timeout: float = 60,
+) -> T:
     """The answer of a Slurm query, asked again while Slurm does not give one.
 
     parse(lines) reads a successful answer (ValueError: output it cannot read);
@@ -84,8 +117,9 @@ def _query(cmd: list[str], parse: Callable[[list[str]], T],
             why = failure_text(res)
         spent = time.monotonic() - started
         if spent + pause > RETRY_SECONDS:
-            raise SlurmUnreachable(f"{cmd[0]} failed {tries} time(s) in {spent:.0f} s "
-                                   f"(last: {why})")
+            raise SlurmUnreachable(
+                f"{cmd[0]} failed {tries} time(s) in {spent:.0f} s (last: {why})"
+            )
         if progress:
             progress(f"[slurm] {cmd[0]} failed ({why}): asking again in {pause:.0f} s")
         time.sleep(pause)
@@ -110,17 +144,18 @@ def available() -> tuple[bool, str]:
     if not res.ok:
         return False, "no Slurm controller answers: " + failure_text(res)
     states = " ".join(output_lines(res.output, "sinfo")).split()
-    if not any(s.rstrip("*~#!%$@^-").startswith(("idle", "mix", "alloc", "comp"))
-               for s in states):
+    if not any(s.rstrip("*~#!%$@^-").startswith(("idle", "mix", "alloc", "comp")) for s in states):
         return False, f"no Slurm node takes jobs (node states: {', '.join(states) or 'none'})"
     return True, ""
 
 
 def partition_has_gpus(partition: str | None) -> bool:
     """Asked again while sinfo fails: a hiccup here must not grade GPU labs without a GPU."""
-    return _query(["sinfo", "-h", "-o", "%G"] + (["-p", partition] if partition else []),
-                  lambda lines: any("gpu" in l for l in lines),
-                  lambda out: False if "Invalid partition" in out else None)
+    return _query(
+        ["sinfo", "-h", "-o", "%G"] + (["-p", partition] if partition else []),
+        lambda lines: any("gpu" in l for l in lines),
+        lambda out: False if "Invalid partition" in out else None,
+    )
 
 
 _SQUEUE_LINE = re.compile(r"^(\d+|N/A)\|([A-Z_]+)$")
@@ -140,8 +175,9 @@ def queue_states(job: str, progress=None) -> dict[int, str]:
     """Array task id -> state, for the tasks of `job` still in the queue ({}:
     squeue answered and lists none). A failing squeue is asked again (_query);
     SlurmUnreachable where it keeps failing: never {} for an error."""
-    return _query(["squeue", "-h", "-r", "-j", job, "-o", "%K|%T"], _parse_queue,
-                  _unknown_job, progress)
+    return _query(
+        ["squeue", "-h", "-r", "-j", job, "-o", "%K|%T"], _parse_queue, _unknown_job, progress
+    )
 
 
 def in_queue(states: dict[int, str]) -> bool:
@@ -170,8 +206,12 @@ def finished_states(job: str, progress=None) -> dict[int, str]:
     if not shutil.which("sacct"):
         return {}
     try:
-        return _query(["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"],
-                      _parse_sacct, _no_accounting, progress)
+        return _query(
+            ["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"],
+            _parse_sacct,
+            _no_accounting,
+            progress,
+        )
     except SlurmUnreachable as e:
         if progress:
             progress(f"[slurm] no task states from sacct: {e}")
@@ -180,6 +220,9 @@ def finished_states(job: str, progress=None) -> dict[int, str]:
 
 def job_name(job: str, progress=None) -> str:
     """The name of a job in the queue ("" when it is not there)."""
-    return _query(["squeue", "-h", "-j", job, "-o", "%j"],
-                  lambda lines: lines[0].split()[0] if lines else "",
-                  lambda out: "" if "Invalid job id" in out else None, progress)
+    return _query(
+        ["squeue", "-h", "-j", job, "-o", "%j"],
+        lambda lines: lines[0].split()[0] if lines else "",
+        lambda out: "" if "Invalid job id" in out else None,
+        progress,
+    )

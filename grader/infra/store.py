@@ -1,6 +1,7 @@
 """The batch's files: written atomically (temporary file, flush, rename),
 read back only after validation. A result file that does not validate is
 treated as absent (the student is graded again), never trusted."""
+
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +30,9 @@ def load_result(path: Path, max_bytes: int = 4 << 20) -> StudentResult | None:
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     for lab in res.labs:
-        if not (0 <= lab.points_correctness <= lab.max_correctness
-                and 0 <= lab.points_performance <= lab.max_performance):
+        if not (
+            0 <= lab.points_correctness <= lab.max_correctness
+            and 0 <= lab.points_performance <= lab.max_performance
+        ):
             return None
     return res

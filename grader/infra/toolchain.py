@@ -1,5 +1,6 @@
 """Finding (or installing) meson and ninja, configuring the build folder and
 building one target at a time, so that a compile error costs one lab only."""
+
 from __future__ import annotations
 
 import json
@@ -22,16 +23,23 @@ class SetupError(RuntimeError):
 
 # Build output that says the machine, not the code, failed: such a build is
 # the grader's error, never a student's "does not compile".
-_MACHINE_FAULTS = ("No space left on device", "Read-only file system", "Disk quota exceeded",
-                   "cannot execute binary file", "error while loading shared libraries",
-                   "ninja: fatal", "ninja: error: loading", ": not found")
+_MACHINE_FAULTS = (
+    "No space left on device",
+    "Read-only file system",
+    "Disk quota exceeded",
+    "cannot execute binary file",
+    "error while loading shared libraries",
+    "ninja: fatal",
+    "ninja: error: loading",
+    ": not found",
+)
 
 
 @dataclass
 class BuildResult:
     target: str
     ok: bool
-    log: str = ""          # compiler output, trimmed to the first errors
+    log: str = ""  # compiler output, trimmed to the first errors
     seconds: float = 0.0
 
     @property
@@ -50,7 +58,9 @@ class BuildResult:
             if ".cu:" in line or ".cpp:" in line or ".cuh:" in line or ".hpp:" in line:
                 continue
             if any(k in line for k in _MACHINE_FAULTS):
-                if line.rstrip().endswith(": not found") and not line.startswith(("/bin/sh", "sh:")):
+                if line.rstrip().endswith(": not found") and not line.startswith(
+                    ("/bin/sh", "sh:")
+                ):
                     continue  # only the shell's "compiler not found" counts
                 return line.strip()
         return ""
@@ -76,6 +86,7 @@ def _meson_cmd() -> list[str] | None:
         return [found]
     try:
         import mesonbuild  # noqa: F401
+
         return [sys.executable, "-m", "mesonbuild.mesonmain"]
     except ImportError:
         return None
@@ -85,22 +96,30 @@ def _pip_install(packages: list[str]) -> None:
     """Into VENV (made on first use), whose bin/ then goes first on PATH."""
     python = _venv_bin() / "python"
     if not python.exists():
-        print(f"[grader] making {VENV} for {' '.join(packages)} (the system Python is left "
-              "alone) ...", flush=True)
-        done = proc.run([sys.executable, "-m", "venv", "--system-site-packages", str(VENV)],
-                        timeout=300)
+        print(
+            f"[grader] making {VENV} for {' '.join(packages)} (the system Python is left "
+            "alone) ...",
+            flush=True,
+        )
+        done = proc.run(
+            [sys.executable, "-m", "venv", "--system-site-packages", str(VENV)], timeout=300
+        )
         if not done.ok:
-            raise SetupError(f"could not make a virtual environment in {VENV} "
-                             f"({done.output.strip()[-300:]}); install "
-                             f"{' '.join(packages)} yourself (pip install "
-                             f"{' '.join(packages)}, or your system's packages)")
+            raise SetupError(
+                f"could not make a virtual environment in {VENV} "
+                f"({done.output.strip()[-300:]}); install "
+                f"{' '.join(packages)} yourself (pip install "
+                f"{' '.join(packages)}, or your system's packages)"
+            )
     print(f"[grader] installing {' '.join(packages)} into {VENV} ...", flush=True)
     done = proc.run([str(python), "-m", "pip", "install", "--quiet", *packages], timeout=900)
     if not done.ok:
         print(done.output[-1500:], flush=True)
-        raise SetupError(f"could not install {' '.join(packages)} into {VENV}; install them "
-                         f"yourself (pip install {' '.join(packages)}, or your system's "
-                         "packages)")
+        raise SetupError(
+            f"could not install {' '.join(packages)} into {VENV}; install them "
+            f"yourself (pip install {' '.join(packages)}, or your system's "
+            "packages)"
+        )
     os.environ["PATH"] = f"{_venv_bin()}{os.pathsep}{os.environ['PATH']}"
 
 
@@ -127,8 +146,10 @@ def ensure_tools(need_pytest: bool = False) -> list[str]:
     if meson is None:
         raise SetupError("meson is installed but cannot be run; check your PATH")
     if not shutil.which("nvcc"):
-        raise SetupError("nvcc (the CUDA toolkit) is not on PATH; install the CUDA toolkit "
-                         "or add its bin folder (often /usr/local/cuda/bin) to PATH")
+        raise SetupError(
+            "nvcc (the CUDA toolkit) is not on PATH; install the CUDA toolkit "
+            "or add its bin folder (often /usr/local/cuda/bin) to PATH"
+        )
     return meson
 
 
@@ -144,18 +165,21 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
     cmd = meson + ["setup", str(build_dir), str(source)] + (options or [])
     if (build_dir / "build.ninja").exists():
         cmd.append("--reconfigure")
-    done = proc.run(cmd, timeout=CONFIGURE_TIMEOUT_S)   # a hung setup's whole group is killed
+    done = proc.run(cmd, timeout=CONFIGURE_TIMEOUT_S)  # a hung setup's whole group is killed
     if not done.ok:
         log = done.output + (f"\n({done.describe()})" if done.timed_out else "")
         hint = ""
         if "dependency gtest" in log.lower() and "not found" in log.lower():
-            hint = ("\nGoogleTest was not found and could not be downloaded: install it "
-                    "(Debian/Ubuntu: apt install libgtest-dev) or allow network access.")
+            hint = (
+                "\nGoogleTest was not found and could not be downloaded: install it "
+                "(Debian/Ubuntu: apt install libgtest-dev) or allow network access."
+            )
         raise SetupError(f"meson setup failed:\n{log[-3000:]}{hint}")
 
 
-def build(build_dir: Path, target: str | list[str] | None = None,
-          timeout: float = 1800) -> BuildResult:
+def build(
+    build_dir: Path, target: str | list[str] | None = None, timeout: float = 1800
+) -> BuildResult:
     """Builds one target, several, or everything; never raises for a compile error."""
     targets = [target] if isinstance(target, str) else list(target or [])
     cmd = ["ninja", "-C", str(build_dir)] + [f"tests/{t}" for t in targets]
@@ -171,8 +195,9 @@ def toolchain_dirs(build_dir: Path, path: str | None = None) -> list[str]:
     compilers and the host compilers nvcc finds on PATH (a GCC in /opt/gcc
     comes with its own libraries, so the whole tree is needed, not bin/)."""
     exes: list[str] = []
-    done = proc.run([*(_meson_cmd() or ["meson"]), "introspect", str(build_dir), "--compilers"],
-                    timeout=120)
+    done = proc.run(
+        [*(_meson_cmd() or ["meson"]), "introspect", str(build_dir), "--compilers"], timeout=120
+    )
     if done.code == 0:
         try:
             for machine in json.loads(done.output).values():
@@ -200,10 +225,14 @@ def git_commit(repo: Path = REPO) -> str:
     if os.environ.get("LAB_GIT_COMMIT"):
         return os.environ["LAB_GIT_COMMIT"]
     try:
-        sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         if len(sha) != 40:
             return "unknown"
         return sha + ("+dirty" if dirty else "")

@@ -10,18 +10,24 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def honest(root: Path, name: str) -> Path:
     """A submission that is the reference solutions: a student who did the work."""
     import shutil
-    shutil.copytree(Path(__file__).resolve().parents[2] / "solutions", root / name / "labs",
-                    ignore=shutil.ignore_patterns("README.md"))
+
+    shutil.copytree(
+        Path(__file__).resolve().parents[2] / "solutions",
+        root / name / "labs",
+        ignore=shutil.ignore_patterns("README.md"),
+    )
     return root / name
 
 
 # -- batch without meson or a GPU (test_batch*, test_pace, test_class_report) ----
+
 
 def student_folder(tmp_path: Path, name: str, body: str | None = None) -> Path:
     """A submission holding labs/ copied from the skeletons, lab 01 optionally edited."""
     import shutil
 
     from grader.infra.toolchain import REPO
+
     root = tmp_path / "subs" / name
     shutil.copytree(REPO / "labs", root / "labs")
     if body is not None:
@@ -38,9 +44,16 @@ def fake_grade_lab(calls: list):
         calls.append(lab.id)
         src = (kw["repo"] / "labs" / lab.id / lab.files[0]).read_text()
         points = lab.points_correctness if "return 42;" in src else 0
-        return LabResult(lab=lab.id, title=lab.title, status="graded", tests_passed=1,
-                         points_correctness=points, max_correctness=lab.points_correctness,
-                         max_performance=lab.points_performance)
+        return LabResult(
+            lab=lab.id,
+            title=lab.title,
+            status="graded",
+            tests_passed=1,
+            points_correctness=points,
+            max_correctness=lab.points_correctness,
+            max_performance=lab.points_performance,
+        )
+
     return grade_lab
 
 
@@ -51,11 +64,18 @@ def offline_batch(monkeypatch):
     from grader.commands import batch_worker
     from grader.engine import lab_grading, submissions
     from grader.infra.toolchain import REPO
+
     calls: list = []
     monkeypatch.setattr(lab_grading, "grade_lab", fake_grade_lab(calls))
-    monkeypatch.setattr(batch_worker.Worker, "prepare",
-                        lambda self, course, labs, progress=None:
-                        submissions.copy_harness(REPO, self.src))
-    monkeypatch.setattr(batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None)
-    monkeypatch.setattr(batch_worker.Worker, "preflight", lambda self, course, labs, progress=None: None)
+    monkeypatch.setattr(
+        batch_worker.Worker,
+        "prepare",
+        lambda self, course, labs, progress=None: submissions.copy_harness(REPO, self.src),
+    )
+    monkeypatch.setattr(
+        batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None
+    )
+    monkeypatch.setattr(
+        batch_worker.Worker, "preflight", lambda self, course, labs, progress=None: None
+    )
     return calls

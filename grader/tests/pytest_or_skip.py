@@ -3,6 +3,7 @@
 so that `grader selftest` lists it as skipped, with the reason, not as passed.
 
 usage: python3 pytest_or_skip.py NAME PYTEST_ARGS..."""
+
 import sys
 
 import pytest
@@ -15,7 +16,9 @@ class Outcomes:
 
     def pytest_runtest_logreport(self, report):
         if report.skipped:
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            reason = (
+                report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            )
             reason = reason.removeprefix("Skipped: ")
             if reason not in self.reasons:
                 self.reasons.append(reason)

@@ -1,6 +1,7 @@
 """The attack cases themselves, for every lab (the GPU ones included, which
 only a GPU machine grades): each is well formed, is written where it says, and
 reaches the grader as the code it means to be."""
+
 import sys
 from pathlib import Path
 
@@ -32,8 +33,7 @@ def test_case_is_well_formed(attack):
     assert ("fence" in attack) == ("body" in attack)
 
 
-@pytest.mark.parametrize("attack", [a for a in ATTACKS if "kind" not in a],
-                         ids=lambda a: a["name"])
+@pytest.mark.parametrize("attack", [a for a in ATTACKS if "kind" not in a], ids=lambda a: a["name"])
 def test_case_reaches_the_grader_as_written(attack, tmp_path):
     root = make_attacks.write_attack(attack, tmp_path / attack["name"], {"OUT": "/tmp/out"})
     name = make_attacks.lab_file(attack["lab"])

@@ -12,6 +12,7 @@ and run alone on the machine (grader/infra/gate.py).
 
 Needs nvcc (the harness is built with meson); the sandboxed batch needs
 bubblewrap. Each skips with the reason otherwise."""
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,9 @@ import make_attacks  # noqa: E402
 LAB = "01_cpu_baseline"
 ATTACKS = {a["name"]: a for a in make_attacks.load(LAB)}
 TIMEOUT = 120
-needs_build = pytest.mark.skipif(shutil.which("nvcc") is None,
-                                 reason="no nvcc: the harness cannot be built here")
+needs_build = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
+)
 NS_OK, NS_WHY = isolation.namespaces_available()
 BOX_OK, BOX_WHY = sandbox.available()
 
@@ -63,20 +65,36 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
     specs = [honest(subs, "aaa_honest")]
     specs += make_attacks.write_attacks(subs, {"OUT": str(out)}, LAB).values()
     specs.append(honest(subs, "zzz_honest"))
-    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=True, timeout=TIMEOUT,
-                               sandbox=sandboxed, linked_policy=policy, jobs_per_gpu=jobs,
-                               sandbox_limits=sandbox.Limits.parse(["processes=96",
-                                                                    "memory_mb=4096"]))
+    config = batch_config.BatchConfig(
+        out=out,
+        lab_ids=["01"],
+        gpus=[],
+        perf=True,
+        timeout=TIMEOUT,
+        sandbox=sandboxed,
+        linked_policy=policy,
+        jobs_per_gpu=jobs,
+        sandbox_limits=sandbox.Limits.parse(["processes=96", "memory_mb=4096"]),
+    )
     messages: list[str] = []
     started = time.time()
     results = batch.run_batch([str(s) for s in specs], config, progress=messages.append)
     seconds = time.time() - started
-    snapshot = {p: p.read_bytes() for p in out.rglob("*")
-                if p.is_file() and "students" in p.parts or p.name == "gradebook.csv"}
+    snapshot = {
+        p: p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and "students" in p.parts or p.name == "gradebook.csv"
+    }
     time.sleep(3)  # anything an attack left behind would have written by now
-    return {"results": {r.student: r for r in results}, "messages": messages, "out": out,
-            "seconds": seconds, "snapshot": snapshot, "left": runner_processes(),
-            "policy": policy}
+    return {
+        "results": {r.student: r for r in results},
+        "messages": messages,
+        "out": out,
+        "seconds": seconds,
+        "snapshot": snapshot,
+        "left": runner_processes(),
+        "policy": policy,
+    }
 
 
 @pytest.fixture(scope="module")

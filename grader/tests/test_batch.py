@@ -1,5 +1,6 @@
 """batch: submissions of every kind, fences transplanted, results written,
 an interrupted batch resumed, resubmissions regraded."""
+
 import hashlib
 import json
 import tarfile
@@ -53,8 +54,10 @@ def test_install_keeps_fences_and_restores_the_harness(tmp_path):
 
 
 def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
-    specs = [str(student_folder(tmp_path, n, "  return 42;\n" if n == "eve" else None))
-             for n in ("eve", "fay")]
+    specs = [
+        str(student_folder(tmp_path, n, "  return 42;\n" if n == "eve" else None))
+        for n in ("eve", "fay")
+    ]
     config = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
     results = batch.run_batch(specs, config, progress=lambda *_: None)
     assert {r.student: r.points for r in results} == {"eve": LAB01.points_correctness, "fay": 0}
@@ -66,8 +69,10 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
     assert rows[1].endswith("," + hashlib.sha256(text.encode()).hexdigest()[:16])
     gs = json.loads((tmp_path / "out" / "students" / "eve" / "results.json").read_text())
     assert gs["score"] == LAB01.points_correctness
-    assert {t["name"] for t in gs["tests"]} == {"01_cpu_baseline correctness",
-                                               "01_cpu_baseline performance"}
+    assert {t["name"] for t in gs["tests"]} == {
+        "01_cpu_baseline correctness",
+        "01_cpu_baseline performance",
+    }
     assert all({"name", "score", "max_score", "output"} <= set(t) for t in gs["tests"])
     md = (tmp_path / "out" / "students" / "fay" / "feedback.md").read_text()
     assert md.startswith("# Feedback for fay") and "01_cpu_baseline" in md

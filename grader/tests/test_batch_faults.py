@@ -2,6 +2,7 @@
 injected on a CPU machine: no result is lost, duplicated or wrong, and the
 message says what happened. Grading itself is faked (test_batch's
 offline_batch) except where a real process must be killed."""
+
 import fcntl
 import json
 import os
@@ -38,30 +39,40 @@ def rows(tmp_path):
 
 # -- the machine's faults are the grader's, never a grade ----------------------
 
+
 def test_a_full_disk_is_the_machines_fault_not_a_build_failure():
-    full = toolchain.BuildResult("lab", False, "ninja: build stopped\n"
-                             "/usr/bin/ld: final link failed: No space left on device\n")
+    full = toolchain.BuildResult(
+        "lab",
+        False,
+        "ninja: build stopped\n/usr/bin/ld: final link failed: No space left on device\n",
+    )
     assert "No space left on device" in full.machine_fault
     # The same words quoted from the student's code are the student's.
-    quoted = toolchain.BuildResult("lab", False, "labs/01/cpu_sum.cpp:12:2: error: #error No space "
-                               "left on device\n")
+    quoted = toolchain.BuildResult(
+        "lab", False, "labs/01/cpu_sum.cpp:12:2: error: #error No space left on device\n"
+    )
     assert quoted.machine_fault == ""
 
 
-def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monkeypatch,
-                                                                  offline_batch):
+def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(
+    tmp_path, monkeypatch, offline_batch
+):
     specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("amy", "ben")]
     real = lab_grading.grade_lab
     calls = {"n": 0}
 
     def flaky(lab, build_dir, **kw):
         calls["n"] += 1
-        if calls["n"] == 2:   # the second student graded meets a full TMPDIR
-            return LabResult(lab=lab.id, title=lab.title, status="error",
-                             reason="the build failed for the machine's sake, not the code's: "
-                                    "No space left on device",
-                             max_correctness=lab.points_correctness,
-                             max_performance=lab.points_performance)
+        if calls["n"] == 2:  # the second student graded meets a full TMPDIR
+            return LabResult(
+                lab=lab.id,
+                title=lab.title,
+                status="error",
+                reason="the build failed for the machine's sake, not the code's: "
+                "No space left on device",
+                max_correctness=lab.points_correctness,
+                max_performance=lab.points_performance,
+            )
         return real(lab, build_dir, **kw)
 
     monkeypatch.setattr(lab_grading, "grade_lab", flaky)
@@ -76,8 +87,9 @@ def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(tmp_path, monke
     assert all(not r.error and r.points == LAB01.points_correctness for r in results)
 
 
-def test_a_fault_while_grading_one_student_costs_only_that_student(tmp_path, monkeypatch,
-                                                                   offline_batch):
+def test_a_fault_while_grading_one_student_costs_only_that_student(
+    tmp_path, monkeypatch, offline_batch
+):
     specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("cal", "dee", "eli")]
     real = batch_worker.Worker._grade
 
@@ -95,12 +107,17 @@ def test_a_fault_while_grading_one_student_costs_only_that_student(tmp_path, mon
     assert all(r.points == LAB01.points_correctness for r in results if r.student != "dee")
 
 
-def test_the_cli_exits_non_zero_when_anyone_was_not_graded(tmp_path, monkeypatch, offline_batch,
-                                                         capsys):
+def test_the_cli_exits_non_zero_when_anyone_was_not_graded(
+    tmp_path, monkeypatch, offline_batch, capsys
+):
     from grader import cli
+
     spec = str(student_folder(tmp_path, "fin", "  return 42;\n"))
-    monkeypatch.setattr(batch_worker.Worker, "_grade",
-                        lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        batch_worker.Worker,
+        "_grade",
+        lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")),
+    )
     code = cli.main(["batch", spec, "--out", str(tmp_path / "out"), "--lab", "01"])
     assert code == 1
     assert "NOT GRADED (1): fin" in capsys.readouterr().err
@@ -108,14 +125,16 @@ def test_the_cli_exits_non_zero_when_anyone_was_not_graded(tmp_path, monkeypatch
 
 # -- submissions that are not plain files cost only themselves -----------------
 
+
 def test_a_lab_file_that_is_a_folder_is_refused_for_that_student_only(tmp_path, offline_batch):
     good = student_folder(tmp_path, "gil", "  return 42;\n")
     odd = student_folder(tmp_path, "hob", "  return 42;\n")
     lab_file = odd / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
     lab_file.unlink()
     lab_file.mkdir()
-    results = {r.student: r for r in batch.run_batch([str(good), str(odd)], config(tmp_path),
-                                                     **QUIET)}
+    results = {
+        r.student: r for r in batch.run_batch([str(good), str(odd)], config(tmp_path), **QUIET)
+    }
     assert results["gil"].points == LAB01.points_correctness
     assert results["hob"].points == 0 and "cpu_sum.cpp" in " ".join(results["hob"].notes)
     assert set(rows(tmp_path)) == {"gil", "hob"}
@@ -126,7 +145,7 @@ def test_a_fifo_in_a_submission_does_not_hang_the_batch(tmp_path, offline_batch)
     lab_file = odd / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
     lab_file.unlink()
     os.mkfifo(lab_file)
-    signal.alarm(60)   # a hang fails the test instead of stopping CI
+    signal.alarm(60)  # a hang fails the test instead of stopping CI
     try:
         results = batch.run_batch([str(odd)], config(tmp_path), **QUIET)
     finally:
@@ -145,6 +164,7 @@ def test_two_submissions_with_one_id_are_refused_naming_both(tmp_path, offline_b
 
 # -- one batch per folder; a rerun with other options regrades ------------------
 
+
 def test_a_second_batch_on_one_out_is_refused(tmp_path, offline_batch):
     spec = str(student_folder(tmp_path, "jon"))
     (tmp_path / "out").mkdir()
@@ -152,7 +172,7 @@ def test_a_second_batch_on_one_out_is_refused(tmp_path, offline_batch):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(toolchain.SetupError, match="another batch is writing"):
             batch.run_batch([spec], config(tmp_path), **QUIET)
-    assert offline_batch == []   # nobody was graded
+    assert offline_batch == []  # nobody was graded
 
 
 def test_a_rerun_with_other_options_regrades(tmp_path, offline_batch):
@@ -165,13 +185,17 @@ def test_a_rerun_with_other_options_regrades(tmp_path, offline_batch):
     assert any("0 already graded, 1 to go" in m for m in messages)
 
 
-@pytest.mark.parametrize("tamper", [
-    lambda d: {**d, "labs": [{**d["labs"][0], "points_correctness": 99}]},
-    lambda d: {},
-    lambda d: None,
-    lambda d: {**d, "extra": 1},
-    lambda d: {**d, "labs": "all of them"},
-], ids=["99_points", "empty", "null", "extra_key", "labs_not_a_list"])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda d: {**d, "labs": [{**d["labs"][0], "points_correctness": 99}]},
+        lambda d: {},
+        lambda d: None,
+        lambda d: {**d, "extra": 1},
+        lambda d: {**d, "labs": "all of them"},
+    ],
+    ids=["99_points", "empty", "null", "extra_key", "labs_not_a_list"],
+)
 def test_an_edited_or_malformed_result_is_regraded(tmp_path, offline_batch, tamper):
     spec = str(student_folder(tmp_path, "lee", "  return 42;\n"))
     batch.run_batch([spec], config(tmp_path), **QUIET)
@@ -194,9 +218,11 @@ def test_a_result_that_is_not_utf8_is_regraded(tmp_path, offline_batch):
 
 # -- bad paths and folders fail before any building ------------------------------
 
+
 def test_a_missing_submission_is_named_before_anything_is_built(tmp_path, monkeypatch):
-    monkeypatch.setattr(batch_worker.Worker, "prepare",
-                        lambda *a, **k: pytest.fail("the worker was set up"))
+    monkeypatch.setattr(
+        batch_worker.Worker, "prepare", lambda *a, **k: pytest.fail("the worker was set up")
+    )
     spec = str(student_folder(tmp_path, "ned"))
     with pytest.raises(toolchain.SetupError, match="no such submission: .*nobody"):
         batch.run_batch([spec, str(tmp_path / "nobody")], config(tmp_path), **QUIET)
@@ -204,6 +230,7 @@ def test_a_missing_submission_is_named_before_anything_is_built(tmp_path, monkey
 
 def test_an_out_folder_that_cannot_be_written_is_one_clear_line(tmp_path, capsys):
     from grader import cli
+
     (tmp_path / "a-file").write_text("")
     spec = str(student_folder(tmp_path, "oli"))
     code = cli.main(["batch", spec, "--out", str(tmp_path / "a-file" / "out"), "--lab", "01"])
@@ -212,11 +239,13 @@ def test_an_out_folder_that_cannot_be_written_is_one_clear_line(tmp_path, capsys
     assert err[0].startswith("error: cannot use ") and "a-file" in err[0]
 
 
-def test_a_nearly_full_disk_is_refused_before_anything_is_built(tmp_path, monkeypatch, capsys,
-                                                              offline_batch):
+def test_a_nearly_full_disk_is_refused_before_anything_is_built(
+    tmp_path, monkeypatch, capsys, offline_batch
+):
     from collections import namedtuple
 
     from grader import cli
+
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(batch.shutil, "disk_usage", lambda p: usage(1 << 40, 1 << 40, 5 << 20))
     spec = str(student_folder(tmp_path, "ora"))
@@ -228,11 +257,18 @@ def test_a_nearly_full_disk_is_refused_before_anything_is_built(tmp_path, monkey
 
 def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
     made = []
-    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(
-        parents=True, exist_ok=True))
-    monkeypatch.setattr(toolchain, "configure", lambda build, options, source: (
-        build.mkdir(parents=True, exist_ok=True), (build / "build.ninja").write_text(str(build)),
-        made.append(build)))
+    monkeypatch.setattr(
+        submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True, exist_ok=True)
+    )
+    monkeypatch.setattr(
+        toolchain,
+        "configure",
+        lambda build, options, source: (
+            build.mkdir(parents=True, exist_ok=True),
+            (build / "build.ninja").write_text(str(build)),
+            made.append(build),
+        ),
+    )
     monkeypatch.setattr(toolchain, "build", lambda *a, **k: toolchain.BuildResult("all", True))
     cfg = config(tmp_path)
     first = batch_worker.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
@@ -240,7 +276,7 @@ def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
     assert len(made) == 1
     again = batch_worker.Worker(tmp_path / "out" / "workers" / "w0", None, cfg)
     again.prepare(labmeta.load(), [LAB01], lambda *_: None)
-    assert len(made) == 1   # the same folder: its build is reused
+    assert len(made) == 1  # the same folder: its build is reused
     shutil.copytree(tmp_path / "out", tmp_path / "copy", symlinks=True)
     messages = []
     moved = batch_worker.Worker(tmp_path / "copy" / "workers" / "w0", None, cfg)
@@ -284,19 +320,24 @@ def _sleepers() -> list[str]:
 
 
 @pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
-@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
-                         ids=["sigterm", "ctrl_c"])
+@pytest.mark.parametrize(
+    "sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["sigterm", "ctrl_c"]
+)
 def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
-        tmp_path, sig, code):
+    tmp_path, sig, code
+):
     driver, marker = tmp_path / "driver.py", tmp_path / "grading"
     driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker)))
     spec = str(student_folder(tmp_path, "pat", "  return 42;\n"))
     out = tmp_path / "out"
-    run = subprocess.Popen([sys.executable, str(driver), spec, "--out", str(out), "--lab", "01"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, str(driver), spec, "--out", str(out), "--lab", "01"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
-    while not (marker.exists() and _sleepers()) and time.time() < deadline \
-            and run.poll() is None:
+    while not (marker.exists() and _sleepers()) and time.time() < deadline and run.poll() is None:
         time.sleep(0.2)
     if not _sleepers():
         run.kill()
@@ -313,6 +354,6 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
     time.sleep(0.5)
     assert not _sleepers(), "a test process outlived the batch"
     assert not (out / "students" / "pat" / "result.json").exists()
-    with open(out / ".batch.lock", "a") as lock:   # released: a rerun may start
+    with open(out / ".batch.lock", "a") as lock:  # released: a rerun may start
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     assert store.load_result(out / "students" / "pat" / "result.json") is None

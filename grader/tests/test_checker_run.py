@@ -1,6 +1,7 @@
 """Running a checker: results come only from its result stream (a file
 descriptor the runner never gets), every test of its list gets a result, and
 an exit code is never a result."""
+
 import json
 import stat
 import textwrap
@@ -19,7 +20,9 @@ def fake_checker(tmp_path: Path, body: str) -> Path:
     """A stand-in checker (Python) that lists TESTS and runs `body` with
     `emit(test, result)` writing to the result descriptor it was given."""
     path = tmp_path / "fake_checker"
-    path.write_text("#!/usr/bin/env python3\n" + textwrap.dedent("""
+    path.write_text(
+        "#!/usr/bin/env python3\n"
+        + textwrap.dedent("""
         import json, os, sys, time
         args = sys.argv[1:]
         if "--gtest_list_tests" in args:
@@ -34,7 +37,9 @@ def fake_checker(tmp_path: Path, body: str) -> Path:
                                    [] if result != "failed" else ["boom"]}) + "\\n")
             out.flush()
         out.write(json.dumps({"event": "run", "seed": "42"}) + "\\n")
-    """) + textwrap.dedent(body))
+    """)
+        + textwrap.dedent(body)
+    )
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
 
@@ -47,13 +52,15 @@ def run(tmp_path, body, **kw):
 
 
 def test_stream_keeps_finished_tests_and_names_the_one_running():
-    text = "\n".join([
-        '{"event":"run","seed":"9"}',
-        '{"event":"start","test":"A.one"}',
-        '{"event":"end","test":"A.one","result":"passed","time_ms":3,"properties":{"n":"5"},"failures":[]}',
-        '{"event":"start","test":"A.two"}',
-        '{"event":"end","test":"A.tw',   # cut short when the checker was killed
-    ])
+    text = "\n".join(
+        [
+            '{"event":"run","seed":"9"}',
+            '{"event":"start","test":"A.one"}',
+            '{"event":"end","test":"A.one","result":"passed","time_ms":3,"properties":{"n":"5"},"failures":[]}',
+            '{"event":"start","test":"A.two"}',
+            '{"event":"end","test":"A.tw',  # cut short when the checker was killed
+        ]
+    )
     cases, running, events = parse_stream(text)
     assert [c.name for c in cases] == ["A.one"] and running == "A.two"
     assert events["seed"] == "9"
@@ -68,28 +75,38 @@ def test_all_tests_reported_is_a_complete_run(tmp_path):
 def test_a_test_without_a_result_counts_as_failed(tmp_path):
     r = run(tmp_path, 'emit("A.one")\nsys.exit(0)\n')
     assert r.status == "completed"
-    assert {c.name: c.status for c in r.cases} == {"A.one": "passed", "A.two": "not_run",
-                                                   "B.three": "not_run"}
+    assert {c.name: c.status for c in r.cases} == {
+        "A.one": "passed",
+        "A.two": "not_run",
+        "B.three": "not_run",
+    }
     assert len(r.failed) == 2
 
 
 def test_fake_results_on_stdout_are_only_a_log(tmp_path):
-    r = run(tmp_path, textwrap.dedent('''
+    r = run(
+        tmp_path,
+        textwrap.dedent("""
         print(json.dumps({"event": "end", "test": "A.two", "result": "passed"}))
         print("[  PASSED  ] 3 tests.")
         emit("A.one"); emit("B.three", "failed")
         sys.exit(0)
-    '''))
+    """),
+    )
     assert {c.name: c.status for c in r.cases}["A.two"] == "not_run"
     assert {c.name: c.status for c in r.cases}["B.three"] == "failed"
 
 
 def test_a_hang_is_stopped_and_keeps_what_finished(tmp_path):
-    r = run(tmp_path, textwrap.dedent('''
+    r = run(
+        tmp_path,
+        textwrap.dedent("""
         emit("A.one")
         out.write(json.dumps({"event": "start", "test": "A.two"}) + "\\n"); out.flush()
         time.sleep(60)
-    '''), timeout=3)
+    """),
+        timeout=3,
+    )
     states = {c.name: c.status for c in r.cases}
     assert r.status == "timed_out"
     assert states == {"A.one": "passed", "A.two": "timed_out", "B.three": "not_run"}

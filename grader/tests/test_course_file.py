@@ -1,6 +1,7 @@
 """The course file (grader/labs.toml) is strict: labmeta validates it against a
 schema before anything uses it, and calibrate edits only the values it means to,
 keeping every comment, and never writes a file that would not validate."""
+
 import subprocess
 import sys
 import tomllib
@@ -34,6 +35,7 @@ def problems(path: Path) -> list[str]:
 
 # --- validation -----------------------------------------------------------------------------
 
+
 def test_the_real_course_file_validates():
     course = labmeta.load()
     assert len(course.labs) == 11 and course.gpu
@@ -41,8 +43,11 @@ def test_the_real_course_file_validates():
 
 
 def test_a_misspelt_forbidden_names_the_lab_and_the_key(tmp_path):
-    path = copy_with(tmp_path, 'threshold = 0.16\nfloor = 0.08\nforbidden = [',
-                     'threshold = 0.16\nfloor = 0.08\nforbiden = [')
+    path = copy_with(
+        tmp_path,
+        "threshold = 0.16\nfloor = 0.08\nforbidden = [",
+        "threshold = 0.16\nfloor = 0.08\nforbiden = [",
+    )
     found = problems(path)
     assert len(found) == 1
     assert "[labs.02_interleaved]" in found[0] and "forbiden" in found[0]
@@ -57,8 +62,9 @@ def test_builds_on_names_an_earlier_lab_per_contract():
     assert course.lab("02_interleaved").previous("sum") is None
 
 
-@pytest.mark.parametrize("value", ['"04_sequential_addressing"', '"12_no_such_lab"', "3",
-                                   '{sum = "not a lab id!"}'])
+@pytest.mark.parametrize(
+    "value", ['"04_sequential_addressing"', '"12_no_such_lab"', "3", '{sum = "not a lab id!"}']
+)
 def test_builds_on_must_name_an_earlier_lab(tmp_path, value):
     path = copy_with(tmp_path, 'builds_on = "03_strided_index"', f"builds_on = {value}")
     assert any("[labs.04_sequential_addressing] builds_on" in p for p in problems(path))
@@ -103,23 +109,32 @@ def test_a_floor_above_the_threshold_fails(tmp_path):
 
 
 def test_every_problem_is_listed_not_just_the_first(tmp_path):
-    text = (TEXT.replace("[ceilings]", "[ceiling]")
-            .replace('kind = "gpu_max"', 'kind = "gpu_min"')
-            .replace("points_performance = 4\nthreshold = 0.123",
-                     "points_performance = -4\nthreshold = 0.123")
-            .replace('files = ["cpu_sum.cpp"]', 'files = []')
-            .replace('anchor_gbps = { "20" = 217', 'anchor_gbps = { "twenty" = 217')
-            .replace("beats_cub = true", 'beats_cub = "yes"')
-            .replace('[peers.cub_max]\ntitle', '[peers.cub_max]\ntitel'))
+    text = (
+        TEXT.replace("[ceilings]", "[ceiling]")
+        .replace('kind = "gpu_max"', 'kind = "gpu_min"')
+        .replace(
+            "points_performance = 4\nthreshold = 0.123",
+            "points_performance = -4\nthreshold = 0.123",
+        )
+        .replace('files = ["cpu_sum.cpp"]', "files = []")
+        .replace('anchor_gbps = { "20" = 217', 'anchor_gbps = { "twenty" = 217')
+        .replace("beats_cub = true", 'beats_cub = "yes"')
+        .replace("[peers.cub_max]\ntitle", "[peers.cub_max]\ntitel")
+    )
     path = tmp_path / "labs.toml"
     path.write_text(text)
     with pytest.raises(CourseFileError) as e:
         labmeta.load(path)
     found = e.value.problems
-    expected = [("top level", "ceiling"), ("[labs.08_max_reduction]", "kind"),
-                ("[labs.03_strided_index]", "points_performance"),
-                ("[labs.01_cpu_baseline]", "files"), ("[labs.02_interleaved]", "anchor_gbps"),
-                ("[labs.09_shuffle_vector_loads]", "beats_cub"), ("[peers.cub_max]", "titel")]
+    expected = [
+        ("top level", "ceiling"),
+        ("[labs.08_max_reduction]", "kind"),
+        ("[labs.03_strided_index]", "points_performance"),
+        ("[labs.01_cpu_baseline]", "files"),
+        ("[labs.02_interleaved]", "anchor_gbps"),
+        ("[labs.09_shuffle_vector_loads]", "beats_cub"),
+        ("[peers.cub_max]", "titel"),
+    ]
     assert len(found) == len(expected), found
     for where, key in expected:
         assert any(where in p and key in p for p in found), (where, key, found)
@@ -164,14 +179,18 @@ def test_the_cli_prints_one_clear_error_and_exits_2(tmp_path, monkeypatch, capsy
 
 def test_the_meson_helper_says_what_is_wrong(tmp_path):
     bad = copy_with(tmp_path, "threshold = 0.49", "threshold = 4.9")
-    run = subprocess.run([sys.executable, str(REAL.parent / "labmeta.py"), "list", str(bad)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(REAL.parent / "labmeta.py"), "list", str(bad)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1 and run.stdout == ""
     assert "[labs.01_cpu_baseline] threshold = 4.9" in run.stderr
     assert "Traceback" not in run.stderr
 
 
 # --- calibrate's edit -----------------------------------------------------------------------
+
 
 def cal(lab: str, threshold: float, floor: float) -> Calibration:
     return Calibration(lab, [threshold / 0.85], threshold, floor, 0.0)
@@ -180,27 +199,38 @@ def cal(lab: str, threshold: float, floor: float) -> Calibration:
 def test_calibrate_changes_only_threshold_floor_and_gpu(tmp_path):
     path = tmp_path / "labs.toml"
     path.write_text(TEXT)
-    cals = [cal("02_interleaved", 0.17, 0.085), cal("11_accurate_float_sum", 0.7, 0.35),
-            cal("01_cpu_baseline", 0.5, 0.25)]
+    cals = [
+        cal("02_interleaved", 0.17, 0.085),
+        cal("11_accurate_float_sum", 0.7, 0.35),
+        cal("01_cpu_baseline", 0.5, 0.25),
+    ]
     calibrate.write(cals, 'NVIDIA "H100" 80GB HBM3', path)
     before, after = TEXT.splitlines(), path.read_text().splitlines()
     assert len(before) == len(after)
     changed = {i: (a, b) for i, (a, b) in enumerate(zip(before, after)) if a != b}
-    assert sorted(b for _, b in changed.values()) == sorted([
-        'gpu = "NVIDIA \\"H100\\" 80GB HBM3"   # thresholds below were calibrated on this GPU',
-        "threshold = 0.17", "floor = 0.085", "threshold = 0.7", "floor = 0.35",
-        "threshold = 0.5", "floor = 0.25"])
+    assert sorted(b for _, b in changed.values()) == sorted(
+        [
+            'gpu = "NVIDIA \\"H100\\" 80GB HBM3"   # thresholds below were calibrated on this GPU',
+            "threshold = 0.17",
+            "floor = 0.085",
+            "threshold = 0.7",
+            "floor = 0.35",
+            "threshold = 0.5",
+            "floor = 0.25",
+        ]
+    )
     # Every comment line, and every other line, is as it was.
     assert all(not a.lstrip().startswith("#") for a, _ in changed.values())
-    assert [x for x in before if x.lstrip().startswith("#")] == \
-        [x for x in after if x.lstrip().startswith("#")]
+    assert [x for x in before if x.lstrip().startswith("#")] == [
+        x for x in after if x.lstrip().startswith("#")
+    ]
     old, new = tomllib.loads(TEXT), tomllib.loads(path.read_text())
     old["course"]["gpu"] = 'NVIDIA "H100" 80GB HBM3'
     for c in cals:
         old["labs"][c.lab].update(threshold=c.threshold, floor=c.floor)
     assert new == old
     assert labmeta.load(path).lab("02").threshold == 0.17
-    assert [p.name for p in tmp_path.iterdir()] == ["labs.toml"]   # no temporary file left
+    assert [p.name for p in tmp_path.iterdir()] == ["labs.toml"]  # no temporary file left
 
 
 def test_calibrate_keeps_crlf_line_ends_and_trailing_comments(tmp_path):
@@ -208,13 +238,15 @@ def test_calibrate_keeps_crlf_line_ends_and_trailing_comments(tmp_path):
     text = TEXT.replace("threshold = 0.16\n", "threshold = 0.16   # was 0.2\n")
     path.write_bytes(text.replace("\n", "\r\n").encode())
     calibrate.write([cal("02_interleaved", 0.18, 0.09)], "NVIDIA H200", path)
-    expected = text.replace("threshold = 0.16   #", "threshold = 0.18   #") \
-        .replace("floor = 0.08\n", "floor = 0.09\n")
+    expected = text.replace("threshold = 0.16   #", "threshold = 0.18   #").replace(
+        "floor = 0.08\n", "floor = 0.09\n"
+    )
     assert path.read_bytes() == expected.replace("\n", "\r\n").encode()
 
 
-@pytest.mark.parametrize("threshold, floor", [(-0.2, -0.1), (0.0, 0.0), (2.5, 1.25),
-                                              (float("nan"), 0.1), (0.1, 0.2)])
+@pytest.mark.parametrize(
+    "threshold, floor", [(-0.2, -0.1), (0.0, 0.0), (2.5, 1.25), (float("nan"), 0.1), (0.1, 0.2)]
+)
 def test_calibrate_refuses_to_write_a_file_that_would_not_validate(tmp_path, threshold, floor):
     path = tmp_path / "labs.toml"
     path.write_text(TEXT)
@@ -245,12 +277,16 @@ def test_calibrate_refuses_a_lab_the_file_does_not_have(tmp_path):
 def test_calibrate_edits_only_inside_its_lab_table(tmp_path):
     # A lab whose threshold line is not a plain `threshold = <number>` line, and a
     # multi-line title holding text that looks like one: nothing is guessed.
-    text = TEXT.replace('title = "Interleaved addressing"',
-                        'title = """Interleaved\nthreshold = 0.5\n"""')
-    with pytest.raises(CourseFileError, match=r"\[labs.02_interleaved\] threshold: calibrate "
-                                              r"found 2 lines"):
+    text = TEXT.replace(
+        'title = "Interleaved addressing"', 'title = """Interleaved\nthreshold = 0.5\n"""'
+    )
+    with pytest.raises(
+        CourseFileError,
+        match=r"\[labs.02_interleaved\] threshold: calibrate "
+        r"found 2 lines",
+    ):
         calibrate.edit(text, [cal("02_interleaved", 0.17, 0.085)], "NVIDIA H200")
-    text = TEXT.replace("threshold = 0.16\n", "threshold = 0.16 0.2\n")   # not even TOML
+    text = TEXT.replace("threshold = 0.16\n", "threshold = 0.16 0.2\n")  # not even TOML
     with pytest.raises(CourseFileError, match="not valid TOML"):
         calibrate.edit(text, [cal("02_interleaved", 0.17, 0.085)], "NVIDIA H200")
     # The lab next to the one calibrated keeps its values, and so does every other table.

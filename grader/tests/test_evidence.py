@@ -1,6 +1,7 @@
 """The evidence schema (grader/infra/evidence): records round-trip through JSON, the
 version is checked, every committed layout reads through the one adapter, and a
 file the grader cannot understand is refused with where and why."""
+
 import copy
 import json
 from pathlib import Path
@@ -18,45 +19,73 @@ def _json(path: Path) -> dict:
 
 
 def _machine() -> E.Machine:
-    return E.Machine(["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"],
-                     "Build cuda_13.0.r13.0/compiler.1_0", "abc1234", "2026-11-25", "16")
+    return E.Machine(
+        ["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"],
+        "Build cuda_13.0.r13.0/compiler.1_0",
+        "abc1234",
+        "2026-11-25",
+        "16",
+    )
 
 
 def _bench(**kw) -> E.BenchRun:
-    sizes = [E.BenchSize(26, 1 << 26, "ok", gbps=3900.5, cub_gbps=4000.0, floor_us=5.0),
-             E.BenchSize(28, 1 << 28, "wrong", detail="expected 1, got 2")]
-    return E.BenchRun(sizes, name="02_x", contract="sum", ceiling_gbps=4260.0, exit_code=0,
-                      **kw)
+    sizes = [
+        E.BenchSize(26, 1 << 26, "ok", gbps=3900.5, cub_gbps=4000.0, floor_us=5.0),
+        E.BenchSize(28, 1 << 28, "wrong", detail="expected 1, got 2"),
+    ]
+    return E.BenchRun(sizes, name="02_x", contract="sum", ceiling_gbps=4260.0, exit_code=0, **kw)
 
 
 def test_a_record_round_trips_through_json(tmp_path):
-    ev = E.GpuCheck(machine=_machine(), parts=["bench"], labs={"02_x": E.LabEvidence(
-        bench={"bench-02_x": _bench()},
-        anchors=E.AnchorCheck({26: E.AnchorRow(3900.5, 4000.0, 0.975)}, True))},
-        class_run=E.ScriptRun(exit_code=0, seconds=1.5, output="ok"))
+    ev = E.GpuCheck(
+        machine=_machine(),
+        parts=["bench"],
+        labs={
+            "02_x": E.LabEvidence(
+                bench={"bench-02_x": _bench()},
+                anchors=E.AnchorCheck({26: E.AnchorRow(3900.5, 4000.0, 0.975)}, True),
+            )
+        },
+        class_run=E.ScriptRun(exit_code=0, seconds=1.5, output="ok"),
+    )
     path = tmp_path / "gpucheck.json"
     E.dump(ev, path)
     data = _json(path)
     assert data["schema_version"] == E.SCHEMA_VERSION and data["kind"] == "gpucheck"
     assert data["labs"]["02_x"]["anchors"]["meets_required_share"] is True
     assert "class" in data and "class_run" not in data
-    assert "sanitizer" not in data["labs"]["02_x"]   # a part not run is not recorded
+    assert "sanitizer" not in data["labs"]["02_x"]  # a part not run is not recorded
     assert E.load(path, E.GpuCheck) == ev
 
 
 def test_every_kind_round_trips():
-    records = [E.BenchFile({"bench-02_x": _bench(lab="02_x")}, machine=_machine()),
-               E.CalibrationFile(_machine(), 0.85, 3,
-                                 [E.Calibration("02_x", [0.2, 0.21], 0.17, 0.085, 0.16)]),
-               E.ProfileFile(E.ProfileMachine("NVIDIA H200", "abc1234"), 25,
-                             {"02_x": {"metrics": {"time_us": 150.0}}})]
+    records = [
+        E.BenchFile({"bench-02_x": _bench(lab="02_x")}, machine=_machine()),
+        E.CalibrationFile(
+            _machine(), 0.85, 3, [E.Calibration("02_x", [0.2, 0.21], 0.17, 0.085, 0.16)]
+        ),
+        E.ProfileFile(
+            E.ProfileMachine("NVIDIA H200", "abc1234"),
+            25,
+            {"02_x": {"metrics": {"time_us": 150.0}}},
+        ),
+    ]
     for r in records:
         assert E.from_data(json.loads(E.dumps(r)), type(r)) == r
 
 
 def test_a_timed_out_program_is_a_flag_not_a_string_exit_code():
-    old = {"machine": _json_machine(), "studies": {"sort-first-study": {
-        "exit_code": "timed_out", "output": "cut", "name": "sort-first-study", "sort_ms": 3.9}}}
+    old = {
+        "machine": _json_machine(),
+        "studies": {
+            "sort-first-study": {
+                "exit_code": "timed_out",
+                "output": "cut",
+                "name": "sort-first-study",
+                "sort_ms": 3.9,
+            }
+        },
+    }
     st = E.from_data(old, E.GpuCheck).studies["sort-first-study"]
     assert st.exit_code is None and st.timed_out and st.report["sort_ms"] == 3.9
 
@@ -69,8 +98,11 @@ def test_an_unknown_version_is_refused_with_what_this_grader_reads():
     data = json.loads(E.dumps(E.BenchFile({"b": _bench()})))
     for bad in (E.SCHEMA_VERSION + 1, -1):
         data["schema_version"] = bad
-        with pytest.raises(E.EvidenceError, match=rf"schema_version {bad} is unknown: this "
-                                                  rf"grader reads 1 to {E.SCHEMA_VERSION}"):
+        with pytest.raises(
+            E.EvidenceError,
+            match=rf"schema_version {bad} is unknown: this "
+            rf"grader reads 1 to {E.SCHEMA_VERSION}",
+        ):
             E.from_data(data, E.BenchFile, "x.json")
     data["schema_version"] = "1"
     with pytest.raises(E.EvidenceError, match="not a whole number"):
@@ -103,6 +135,7 @@ def test_a_file_that_is_not_json_is_refused(tmp_path):
 
 # --- the committed layouts, through the adapter --------------------------------------
 
+
 def _committed(kind: str) -> list[Path]:
     out = []
     for p in sorted(RUNS.glob("h*/*.json")):
@@ -124,8 +157,10 @@ def test_every_committed_gpucheck_run_reads_and_keeps_its_figures(path):
     for lab_id, entry in old.get("labs", {}).items():
         new = ev.labs[lab_id]
         if "anchors" in entry:
-            assert new.anchors.meets_required_share == \
-                entry["anchors"]["meets_90_percent_at_2^26_and_2^28"]
+            assert (
+                new.anchors.meets_required_share
+                == entry["anchors"]["meets_90_percent_at_2^26_and_2^28"]
+            )
         for name, b in entry.get("bench", {}).items():
             assert [s.gbps for s in new.bench[name].sizes] == [s["gbps"] for s in b["sizes"]]
         if "solutions" in entry:
@@ -142,21 +177,34 @@ def test_every_committed_profile_reads(path):
 
 def test_a_committed_bench_json_of_grader_bench_reads():
     # grader bench wrote a bare object of bench name -> run, each with its lab.
-    old = {name: dict(b, lab=lab_id)
-           for lab_id, e in _json(H200)["labs"].items() for name, b in e.get("bench", {}).items()}
+    old = {
+        name: dict(b, lab=lab_id)
+        for lab_id, e in _json(H200)["labs"].items()
+        for name, b in e.get("bench", {}).items()
+    }
     benches = E.from_data(old, E.BenchFile).benches
     assert benches.keys() == old.keys()
     assert benches["bench-09_shuffle_vector_loads-sum"].lab == "09_shuffle_vector_loads"
 
 
 def test_the_oldest_layout_takes_cub_from_the_peer_bench():
-    old = {"machine": _json_machine(),
-           "labs": {"02_interleaved": {"bench": {"name": "02_interleaved", "sizes": [
-               {"log2n": 20, "status": "ok", "gbps": 300.0}]}}},
-           "peers": {"cub_sum": {"bench": {"sizes": [{"log2n": 20, "n": 1 << 20, "status": "ok",
-                                                      "gbps": 380.0}]},
-                                 "anchors": {"sizes": {},
-                                             "meets_90_percent_at_2^26_and_2^28": False}}}}
+    old = {
+        "machine": _json_machine(),
+        "labs": {
+            "02_interleaved": {
+                "bench": {
+                    "name": "02_interleaved",
+                    "sizes": [{"log2n": 20, "status": "ok", "gbps": 300.0}],
+                }
+            }
+        },
+        "peers": {
+            "cub_sum": {
+                "bench": {"sizes": [{"log2n": 20, "n": 1 << 20, "status": "ok", "gbps": 380.0}]},
+                "anchors": {"sizes": {}, "meets_90_percent_at_2^26_and_2^28": False},
+            }
+        },
+    }
     ev = E.from_data(old, E.GpuCheck)
     b = ev.labs["02_interleaved"].bench["bench-02_interleaved"]
     assert not b.cub_same_process and b.contract == "sum"

@@ -1,4 +1,5 @@
 """Fenced regions: extraction, what lies outside them, transplanting."""
+
 import pytest
 from conftest import FIXTURES  # noqa: F401
 
@@ -45,10 +46,12 @@ def test_skeleton_and_solution_differ_only_inside_fences():
             assert skeleton_fences, f"{path} has no fenced region"
             assert skeleton_fences == [f.name for f in fences.extract(solution.read_text())]
             assert fences.outside(path.read_text()) == fences.outside(solution.read_text()), (
-                f"{path} and its solution differ outside the fences")
+                f"{path} and its solution differ outside the fences"
+            )
 
 
 # ---------------------------------------------------------------- a fence is a block
+
 
 def problems(body: str) -> list[str]:
     return fences.validate(body)
@@ -57,7 +60,7 @@ def problems(body: str) -> list[str]:
 HONEST = [
     "  int total = 0;\n  for (std::size_t i = 0; i < n; ++i) total += in[i];\n  return total;\n",
     # brackets in strings, characters, raw strings and comments are not brackets
-    '  const char* s = "} int evil() {"; char c = \'}\';  // }\n  /* { */\n',
+    "  const char* s = \"} int evil() {\"; char c = '}';  // }\n  /* { */\n",
     '  auto r = R"x(} ) ]")x"; auto u = u8"{"; auto w = L\'(\';\n',
     "#pragma unroll\n  for (int k = 0; k < 4; ++k) s += v[k];\n#pragma unroll 4\n"
     "  for (int k = 0; k < 4; ++k) s += v[k];\n",
@@ -84,28 +87,36 @@ HOSTILE = {
     "mismatched": ("  f(a];\n", "does not match"),
     "include": ("#include </etc/passwd>\n", "'#include'"),
     "include_after_a_continuation": ("  int x = 0;\n#\\\ninclude <cstdio>\n", "'#include'"),
-    "include_in_a_pragma_line": ("#pragma unroll \\\n4 _Pragma(\"x\")\n", "_Pragma"),
+    "include_in_a_pragma_line": ('#pragma unroll \\\n4 _Pragma("x")\n', "_Pragma"),
     "digraph_include": ("%:include <cstdio>\n", "'#include'"),
     "trigraph_include": ("??=include <cstdio>\n", "'#include'"),
     "define": ("  /* a comment first */ #define return exit(0);\n", "'#define'"),
     "endif": ("#endif\n", "'#endif'"),
-    "other_pragma": ("#pragma GCC optimize(\"O0\")\n", "'#pragma GCC'"),
+    "other_pragma": ('#pragma GCC optimize("O0")\n', "'#pragma GCC'"),
     "pragma_unroll_with_more": ("#pragma unroll 4 int x;\n", "alone on its line"),
     "stray_hash": ("  int x = 0; # define A\n", "'#' is not allowed here"),
     "pragma_operator": ('  _Pragma("GCC poison total")\n', "'_Pragma'"),
-    "asm_init_array": ('  asm(".pushsection .init_array,\\"aw\\"\\n.quad evil\\n.popsection");\n',
-                       "'.pushsection'"),
-    "asm_incbin": ('  asm(".incbin \\"/course/solutions/01_cpu_baseline/cpu_sum.cpp\\"");\n',
-                   "'.incbin'"),
+    "asm_init_array": (
+        '  asm(".pushsection .init_array,\\"aw\\"\\n.quad evil\\n.popsection");\n',
+        "'.pushsection'",
+    ),
+    "asm_incbin": (
+        '  asm(".incbin \\"/course/solutions/01_cpu_baseline/cpu_sum.cpp\\"");\n',
+        "'.incbin'",
+    ),
     "asm_escaped": ('  __asm__ __volatile__("\\x2esection .init_array");\n', "'.section'"),
     "asm_split": ('  asm(".sec" "tion .ctors");\n', "'.section'"),
     "asm_raw": ('  asm(R"(.include "/etc/passwd")");\n', "'.include'"),
     "asm_global_symbol": ('  asm(".globl main");\n', "'.globl'"),
     "asm_not_a_literal": ("  asm((directive));\n", "must be a string literal"),
-    "attribute_section": ('  static void (*run)() __attribute__((section(".init_array"))) = f;\n',
-                          "'section'"),
-    "attribute_section_cxx11": ('  [[gnu::section(".init_array")]] static int x = 0;\n',
-                                "'section'"),
+    "attribute_section": (
+        '  static void (*run)() __attribute__((section(".init_array"))) = f;\n',
+        "'section'",
+    ),
+    "attribute_section_cxx11": (
+        '  [[gnu::section(".init_array")]] static int x = 0;\n',
+        "'section'",
+    ),
     "open_comment": ("  int x = 0; /* swallow the rest\n", "never closed"),
     "open_string": ('  const char* s = "abc;\n', "not closed on its line"),
     "open_raw_string": ('  auto s = R"x(\n  }\n', "raw string"),
@@ -136,9 +147,9 @@ def test_a_fence_named_twice_is_an_error():
     with pytest.raises(fences.FenceError, match="appears twice"):
         fences.extract(twice)
     with pytest.raises(fences.FenceError, match="appears twice"):
-        fences.transplant_checked(twice, HARNESS)       # in the submission
+        fences.transplant_checked(twice, HARNESS)  # in the submission
     with pytest.raises(fences.FenceError, match="appears twice"):
-        fences.transplant_checked(STUDENT, HARNESS + HARNESS)   # in the harness
+        fences.transplant_checked(STUDENT, HARNESS + HARNESS)  # in the harness
 
 
 def test_transplant_keeps_the_skeleton_where_a_fence_fails():
@@ -147,7 +158,7 @@ def test_transplant_keeps_the_skeleton_where_a_fence_fails():
     assert text == HARNESS
     assert len(notes) == 1 and "fence f" in notes[0] and "lab/f.cpp" in notes[0]
     assert "line 4: '}' closes a bracket" in notes[0]
-    assert fences.transplant(evil, HARNESS) == HARNESS   # the old API is as strict
+    assert fences.transplant(evil, HARNESS) == HARNESS  # the old API is as strict
 
 
 def test_transplant_pastes_a_valid_fence_with_no_notes():
@@ -169,6 +180,7 @@ def test_every_instructor_fence_passes():
 
 def test_a_huge_hostile_fence_is_refused_quickly():
     import time
+
     started = time.monotonic()
     found = problems("{" * (1 << 20) + "\n")
     assert time.monotonic() - started < 10

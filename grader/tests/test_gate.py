@@ -1,6 +1,7 @@
 """grader/infra/gate.py and the held-back timed tests (lab_grading.TimedPart): a timed run
 never overlaps another run on its GPU, a waiting timed run is not starved,
 and a lab graded in two runs is scored on every test of both."""
+
 import threading
 import time
 
@@ -64,12 +65,12 @@ def test_a_waiting_timed_run_stops_new_shared_runs():
     first_in.wait(10)
     b = threading.Thread(target=timed)
     b.start()
-    while not gate._waiting:   # the timed run is queued behind the first shared one
+    while not gate._waiting:  # the timed run is queued behind the first shared one
         time.sleep(0.001)
     c = threading.Thread(target=late_shared)
     c.start()
     time.sleep(0.05)
-    assert order == []         # the late shared run waits for the queued timed one
+    assert order == []  # the late shared run waits for the queued timed one
     release_first.set()
     for t in (a, b, c):
         t.join(10)
@@ -83,8 +84,12 @@ def _case(name, status="passed", **props):
 
 def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
     lab = COURSE.lab("07")
-    untimed = BinaryRun("checker", "completed", 0, cases=[_case("SumContract.X"),
-                                                          _case("SumZHuge.Above2To32Elements")])
+    untimed = BinaryRun(
+        "checker",
+        "completed",
+        0,
+        cases=[_case("SumContract.X"), _case("SumZHuge.Above2To32Elements")],
+    )
     first = lab_grading.score(lab, untimed)
     assert first.points_correctness == lab.points_correctness and first.fraction is None
     calls = []
@@ -92,8 +97,14 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
     def fake_run_checker(checker, lab_id, runner, **kw):
         calls.append(kw["gtest_filter"])
         fraction = lab.threshold + 0.01
-        return BinaryRun("checker", "completed", 0, cases=[_case(
-            "SumBandwidth.FractionOfCopyCeiling", fraction=fraction, gbps=1000, graded=1)])
+        return BinaryRun(
+            "checker",
+            "completed",
+            0,
+            cases=[
+                _case("SumBandwidth.FractionOfCopyCeiling", fraction=fraction, gbps=1000, graded=1)
+            ],
+        )
 
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
 
@@ -109,8 +120,12 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
 
     # A timed call that returns a wrong answer costs the correctness points too.
     def wrong(checker, lab_id, runner, **kw):
-        return BinaryRun("checker", "completed", 1, cases=[_case(
-            "SumBandwidth.FractionOfCopyCeiling", "failed", fail_hint="wrong_value")])
+        return BinaryRun(
+            "checker",
+            "completed",
+            1,
+            cases=[_case("SumBandwidth.FractionOfCopyCeiling", "failed", fail_hint="wrong_value")],
+        )
 
     monkeypatch.setattr(lab_grading, "run_checker", wrong)
     worse = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {}).run(Iso())
@@ -120,15 +135,17 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
 def test_only_a_lab_with_every_correctness_point_is_timed():
     lab = COURSE.lab("07")
     ok = lab_grading.score(lab, BinaryRun("c", "completed", 0, cases=[_case("SumContract.X")]))
-    bad = lab_grading.score(lab, BinaryRun("c", "completed", 1,
-                                     cases=[_case("SumContract.X", "failed")]))
+    bad = lab_grading.score(
+        lab, BinaryRun("c", "completed", 1, cases=[_case("SumContract.X", "failed")])
+    )
     assert lab_grading.timed_tests_later(lab, ok) and not lab_grading.timed_tests_later(lab, bad)
-    ok.points_correctness = 0   # compute-sanitizer found a hazard
+    ok.points_correctness = 0  # compute-sanitizer found a hazard
     assert not lab_grading.timed_tests_later(lab, ok)
 
 
 def test_students_per_gpu_are_bounded_by_its_memory():
     from grader.infra.gpus import Gpu, most_jobs
+
     assert most_jobs(Gpu(0, "u", "b", "H200", 0, 143771)) == 7
     assert most_jobs(Gpu(0, "u", "b", "H100", 0, 81559)) == 3
     assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360)) == 1

@@ -1,5 +1,6 @@
 """gpucheck's bookkeeping, which needs no GPU: partial runs joined into one
 piece of evidence, and the options that split a part over GPU calls."""
+
 import json
 import stat
 from pathlib import Path
@@ -10,25 +11,47 @@ from grader.infra.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
 from grader.infra.evidence.merge import join_sandbox, merge
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
-MACHINE = evidence.Machine(["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"], "nvcc",
-                           "abc1234", "2026-11-25", "16")
+MACHINE = evidence.Machine(
+    ["NVIDIA H200, 580.1, 143771 MiB, 1980 MHz, 3201 MHz"], "nvcc", "abc1234", "2026-11-25", "16"
+)
 
 
 def _sandbox(labs, code=0, full=True, seconds=100.0):
-    return ScriptRun(exit_code=code, seconds=seconds, full_marks=full,
-                     labs_graded=list(labs), output=f"graded {','.join(labs)}")
+    return ScriptRun(
+        exit_code=code,
+        seconds=seconds,
+        full_marks=full,
+        labs_graded=list(labs),
+        output=f"graded {','.join(labs)}",
+    )
 
 
 def test_merge_keeps_both_sandbox_runs(tmp_path):
     first, second = tmp_path / "a.json", tmp_path / "b.json"
-    evidence.dump(GpuCheck(MACHINE, parts=["sandbox"], seconds=300.0,
-                           sandbox=_sandbox(["01_cpu_baseline", "02_interleaved"])), first)
-    evidence.dump(GpuCheck(MACHINE, parts=["sandbox"], seconds=280.0,
-                           sandbox=_sandbox(["03_strided_index"], code=1, full=False)), second)
+    evidence.dump(
+        GpuCheck(
+            MACHINE,
+            parts=["sandbox"],
+            seconds=300.0,
+            sandbox=_sandbox(["01_cpu_baseline", "02_interleaved"]),
+        ),
+        first,
+    )
+    evidence.dump(
+        GpuCheck(
+            MACHINE,
+            parts=["sandbox"],
+            seconds=280.0,
+            sandbox=_sandbox(["03_strided_index"], code=1, full=False),
+        ),
+        second,
+    )
     merged = merge([first, second])
     box = merged.sandbox
     assert [r.labs_graded for r in box.batches] == [
-        ["01_cpu_baseline", "02_interleaved"], ["03_strided_index"]]
+        ["01_cpu_baseline", "02_interleaved"],
+        ["03_strided_index"],
+    ]
     assert box.labs_graded == ["01_cpu_baseline", "02_interleaved", "03_strided_index"]
     # One run short of full marks makes the whole part fail.
     assert box.exit_code == 1 and box.full_marks is False
@@ -42,8 +65,7 @@ def test_three_runs_join_in_order():
 
 
 def test_a_batch_that_did_not_end_fails_the_join():
-    joined = join_sandbox(_sandbox(["01_cpu_baseline"]),
-                                    _sandbox(["02_interleaved"], code=None))
+    joined = join_sandbox(_sandbox(["01_cpu_baseline"]), _sandbox(["02_interleaved"], code=None))
     assert joined.exit_code == 1
 
 
@@ -64,18 +86,36 @@ def test_the_summary_of_the_committed_run():
 def _fake_bench(tmp_path: Path, body: str) -> Path:
     """A bench program that writes `body` as its report to --json=FILE."""
     exe = tmp_path / "bench-02_interleaved"
-    exe.write_text("#!/bin/sh\nfor a in \"$@\"; do case $a in --json=*) "
-                   f"printf '%s' '{body}' > \"${{a#--json=}}\";; esac; done\necho measured\n")
+    exe.write_text(
+        '#!/bin/sh\nfor a in "$@"; do case $a in --json=*) '
+        f"printf '%s' '{body}' > \"${{a#--json=}}\";; esac; done\necho measured\n"
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return exe
 
 
 def test_a_bench_report_becomes_a_typed_run(tmp_path):
-    report = {"name": "02_interleaved", "contract": "sum", "device": "X", "ceiling_gbps": 4000.0,
-              "theoretical_gbps": 4800.0, "sizes": [
-                  {"log2n": 26, "n": 1 << 26, "status": "ok", "gbps": 900.0, "median_ms": 0.3,
-                   "cub_gbps": 3600.0, "cub_median_ms": 0.07, "launch_us": 4.0,
-                   "floor_us": 5.0, "detail": ""}]}
+    report = {
+        "name": "02_interleaved",
+        "contract": "sum",
+        "device": "X",
+        "ceiling_gbps": 4000.0,
+        "theoretical_gbps": 4800.0,
+        "sizes": [
+            {
+                "log2n": 26,
+                "n": 1 << 26,
+                "status": "ok",
+                "gbps": 900.0,
+                "median_ms": 0.3,
+                "cub_gbps": 3600.0,
+                "cub_median_ms": 0.07,
+                "launch_us": 4.0,
+                "floor_us": 5.0,
+                "detail": "",
+            }
+        ],
+    }
     run = gpucheck.bench(_fake_bench(tmp_path, json.dumps(report)), tmp_path)
     assert run.exit_code == 0 and not run.timed_out and "measured" in run.output
     assert run.sizes[0].gbps == 900.0 and run.at(26).cub_gbps == 3600.0
@@ -88,8 +128,9 @@ def test_a_report_off_the_schema_is_kept_with_why(tmp_path):
 
 
 def test_anchor_check_requires_only_the_anchored_sizes():
-    run = BenchRun([BenchSize(26, 1 << 26, "ok", gbps=800.0),
-                    BenchSize(28, 1 << 28, "ok", gbps=950.0)])
+    run = BenchRun(
+        [BenchSize(26, 1 << 26, "ok", gbps=800.0), BenchSize(28, 1 << 28, "ok", gbps=950.0)]
+    )
     check = gpucheck.anchor_check(run, {26: 1000.0, 28: 1000.0})
     assert not check.meets_required_share and check.sizes[26].share == 0.8
     assert gpucheck.anchor_check(run, {28: 1000.0}).meets_required_share
@@ -98,8 +139,10 @@ def test_anchor_check_requires_only_the_anchored_sizes():
 
 def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
     from grader import cli
-    code = cli.main(["gpucheck", "--out", str(tmp_path), "--parts", "sandbox",
-                     "--sandbox-labs", "01,99"])
+
+    code = cli.main(
+        ["gpucheck", "--out", str(tmp_path), "--parts", "sandbox", "--sandbox-labs", "01,99"]
+    )
     assert code != 0
     assert "unknown lab '99'" in capsys.readouterr().err
     assert not (tmp_path / "gpucheck.json").exists()
@@ -107,12 +150,17 @@ def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
 
 def test_bench_plots_the_committed_benches(tmp_path):
     import pytest
+
     pytest.importorskip("matplotlib", reason="matplotlib is not installed: no plots")
     from grader.commands import bench
+
     run = evidence.load(RUNS / "bench-fac4fd8.json", GpuCheck)
     results = {name: b for e in (run.labs or {}).values() for name, b in e.bench.items()}
     written = bench.plot(results, tmp_path)
     assert sorted(p.name for p in written) == [
-        "bandwidth_vs_size.png", "bandwidth_vs_size.svg",
-        "fraction_of_ceiling.png", "fraction_of_ceiling.svg"]
+        "bandwidth_vs_size.png",
+        "bandwidth_vs_size.svg",
+        "fraction_of_ceiling.png",
+        "fraction_of_ceiling.svg",
+    ]
     assert all(p.stat().st_size > 1000 for p in written)

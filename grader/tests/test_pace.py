@@ -1,5 +1,6 @@
 """A batch's pace: the ETA in its progress lines, status.json while it runs,
 and where the time went in batch.json."""
+
 import json
 
 from conftest import student_folder
@@ -11,8 +12,17 @@ from grader.results import LabResult, StudentResult
 
 
 def result(timings):
-    return StudentResult("s", "s", "", "c", "d", labs=[
-        LabResult(lab=f"0{i}", title="", status="graded", timing=t) for i, t in enumerate(timings)])
+    return StudentResult(
+        "s",
+        "s",
+        "",
+        "c",
+        "d",
+        labs=[
+            LabResult(lab=f"0{i}", title="", status="graded", timing=t)
+            for i, t in enumerate(timings)
+        ],
+    )
 
 
 def test_eta_rate_and_phases(monkeypatch):
@@ -29,7 +39,7 @@ def test_eta_rate_and_phases(monkeypatch):
     d = p.to_dict()
     assert d["student_labs_now"] == 3 and d["student_labs_per_hour"] == 180.0
     assert d["phase_seconds"] == {"build": 35.0, "policy": 0.0, "tests": 40.0, "sanitizer": 5.0}
-    assert d["other_seconds"] == 120.0 - 80.0   # two workers for 60 s, 80 s of it in phases
+    assert d["other_seconds"] == 120.0 - 80.0  # two workers for 60 s, 80 s of it in phases
     assert "3 student-labs in 60 s (180 per hour, 2 worker(s))" in p.summary()
 
 
@@ -40,6 +50,7 @@ def test_grade_lab_records_its_phases(monkeypatch):
         with phases("tests"):
             pass
         return LabResult(lab=lab.id, title=lab.title, status="graded")
+
     monkeypatch.setattr(lab_grading, "_grade_lab", fake)
     r = lab_grading.grade_lab(labmeta.load().lab("01"), None)
     assert set(r.timing) == {"build", "tests"} and all(v >= 0 for v in r.timing.values())

@@ -1,4 +1,5 @@
 """Policy checks on fenced code; what a student release leaves out."""
+
 import subprocess
 
 import pytest
@@ -33,15 +34,20 @@ def test_missing_file_is_a_violation(tmp_path):
     assert policy.check(LAB04, tmp_path)[0].why == "the file is missing"
 
 
-@pytest.mark.skipif(not (REPO / ".git").exists(),
-                    reason="a release is made from git, and this copy has no .git")
+@pytest.mark.skipif(
+    not (REPO / ".git").exists(), reason="a release is made from git, and this copy has no .git"
+)
 def test_release_leaves_out_solutions_and_hidden_tests(tmp_path):
     dest = tmp_path / "release"
     release.make(dest)
     for gone in release.LEFT_OUT[:-1]:
         assert not (dest / gone).exists(), gone
     assert (dest / "labs" / "04_sequential_addressing" / "reduce.cu").exists()
-    committed = subprocess.run(["git", "-C", str(REPO), "show", "HEAD:grader/labs.toml"],
-                               capture_output=True, text=True, check=True).stdout
+    committed = subprocess.run(
+        ["git", "-C", str(REPO), "show", "HEAD:grader/labs.toml"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert (dest / "grader" / "labs.toml").read_text() == committed
     assert not any(p.name.startswith("build") for p in dest.iterdir())

@@ -1,5 +1,6 @@
 """The one process runner: what a timed-out or over-chatty program leaves
 behind. Everything here runs on the CPU."""
+
 from __future__ import annotations
 
 import time
@@ -13,7 +14,7 @@ def _running(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return not stat[stat.rfind(")") + 2:].startswith("Z")
+    return not stat[stat.rfind(")") + 2 :].startswith("Z")
 
 
 def test_a_timeout_kills_children_that_left_the_process_group(tmp_path):

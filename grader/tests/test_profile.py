@@ -2,6 +2,7 @@
 that are not the student's (no GPU, no permission), and the table. A fake
 `ncu` on PATH writes what the real one writes (its layout was taken from
 ncu 2025.3 on an H100: header row, units row, one row per kernel)."""
+
 import json
 import os
 import stat
@@ -16,30 +17,48 @@ HEADER = ['"ID"', '"Kernel Name"', '"Block Size"', '"Grid Size"']
 
 def ncu_csv(kernels: list[dict]) -> str:
     metrics = list(profile_ncu.COUNTERS + profile_ncu.TIME_WEIGHTED)
-    rows = ["==PROF== Connected to process 1 (/x)", ",".join(HEADER + [f'"{m}"' for m in metrics]),
-            ",".join(['""'] * len(HEADER) + ['"unit"'] * len(metrics))]
+    rows = [
+        "==PROF== Connected to process 1 (/x)",
+        ",".join(HEADER + [f'"{m}"' for m in metrics]),
+        ",".join(['""'] * len(HEADER) + ['"unit"'] * len(metrics)),
+    ]
     for i, k in enumerate(kernels):
-        values = [f'"{k.get(m, 0):,}"' for m in metrics]   # ncu writes 1,844,448
-        rows.append(",".join([f'"{i}"', f'"{k["name"]}(int const*)"', '"(256, 1, 1)"',
-                              '"(4096, 1, 1)"'] + values))
+        values = [f'"{k.get(m, 0):,}"' for m in metrics]  # ncu writes 1,844,448
+        rows.append(
+            ",".join(
+                [f'"{i}"', f'"{k["name"]}(int const*)"', '"(256, 1, 1)"', '"(4096, 1, 1)"'] + values
+            )
+        )
     rows.append("==PROF== Disconnected from process 1")
     return "\n".join(rows) + "\n"
 
 
 def two_kernels() -> list[dict]:
     return [
-        {"name": "block_sums", profile_ncu.TIME: 300000, "dram__bytes_read.sum": 134217728,
-         "smsp__inst_executed.sum": 2000000, "smsp__thread_inst_executed_pred_on.sum": 48000000,
-         "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 250,
-         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 7000,
-         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 1000,
-         "dram__throughput.avg.pct_of_peak_sustained_elapsed": 80.0,
-         "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0},
-        {"name": "finish", profile_ncu.TIME: 100000, "dram__bytes_read.sum": 0,
-         "smsp__inst_executed.sum": 1000, "smsp__thread_inst_executed_pred_on.sum": 32000,
-         "smsp__sass_branch_targets.sum": 1000, "smsp__sass_branch_targets_threads_uniform.sum": 750,
-         "dram__throughput.avg.pct_of_peak_sustained_elapsed": 0.0,
-         "sm__warps_active.avg.pct_of_peak_sustained_active": 10.0},
+        {
+            "name": "block_sums",
+            profile_ncu.TIME: 300000,
+            "dram__bytes_read.sum": 134217728,
+            "smsp__inst_executed.sum": 2000000,
+            "smsp__thread_inst_executed_pred_on.sum": 48000000,
+            "smsp__sass_branch_targets.sum": 1000,
+            "smsp__sass_branch_targets_threads_uniform.sum": 250,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 7000,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 1000,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 80.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 90.0,
+        },
+        {
+            "name": "finish",
+            profile_ncu.TIME: 100000,
+            "dram__bytes_read.sum": 0,
+            "smsp__inst_executed.sum": 1000,
+            "smsp__thread_inst_executed_pred_on.sum": 32000,
+            "smsp__sass_branch_targets.sum": 1000,
+            "smsp__sass_branch_targets_threads_uniform.sum": 750,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 0.0,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 10.0,
+        },
     ]
 
 
@@ -61,10 +80,10 @@ def test_csv_is_summed_over_kernels_and_rates_weighted_by_time():
     assert m["time_us"] == pytest.approx(400.0)
     assert m["kernels"] == 2
     assert m["dram_bytes_per_element"] == pytest.approx(4.0)
-    assert m["branch_uniform_pct"] == pytest.approx(50.0)   # (250 + 750) / 2000
+    assert m["branch_uniform_pct"] == pytest.approx(50.0)  # (250 + 750) / 2000
     assert m["bank_conflicts"] == 8000
     assert m["active_threads"] == pytest.approx(48032000 / 2001000)
-    assert m["bytes_per_load"] is None    # no global load counted: no ratio, not a zero
+    assert m["bytes_per_load"] is None  # no global load counted: no ratio, not a zero
 
 
 def test_units_and_prof_lines_are_not_kernels():
@@ -77,9 +96,18 @@ def fake_ncu(tmp_path, monkeypatch, *, csv_text="", status="ok", say="", code=0)
     data = tmp_path / "fake"
     data.mkdir()
     (data / "csv").write_text(csv_text)
-    (data / "json").write_text(json.dumps(
-        {"name": "03_strided_index", "contract": "sum", "device": "NVIDIA H200", "log2n": 25,
-         "status": status, "detail": "expected 7, got 9" if status == "wrong" else ""}))
+    (data / "json").write_text(
+        json.dumps(
+            {
+                "name": "03_strided_index",
+                "contract": "sum",
+                "device": "NVIDIA H200",
+                "log2n": 25,
+                "status": status,
+                "detail": "expected 7, got 9" if status == "wrong" else "",
+            }
+        )
+    )
     script = tmp_path / "bin" / "ncu"
     script.parent.mkdir()
     script.write_text(f"""#!/usr/bin/env python3
@@ -115,9 +143,14 @@ def test_a_wrong_result_is_still_profiled_and_says_so(tmp_path, monkeypatch):
 
 
 def test_no_permission_is_its_own_exit_with_the_way_out(tmp_path, monkeypatch):
-    binary = fake_ncu(tmp_path, monkeypatch, status="none", code=1,
-                      say="==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
-                          "access NVIDIA GPU Performance Counters on the target device 0.")
+    binary = fake_ncu(
+        tmp_path,
+        monkeypatch,
+        status="none",
+        code=1,
+        say="==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
+        "access NVIDIA GPU Performance Counters on the target device 0.",
+    )
     with pytest.raises(profile_ncu.ProfileError) as e:
         profile_ncu.profile_binary(binary, "yours")
     assert e.value.exit_code == profile_ncu.EXIT_NO_PERMISSION == 5
@@ -132,6 +165,7 @@ def test_no_kernel_profiled_is_an_error_not_a_zero(tmp_path, monkeypatch):
 
 def test_without_a_gpu_profile_says_so(monkeypatch, capsys):
     from grader.infra import gpus
+
     monkeypatch.setattr(gpus, "visible_gpus", lambda: [])
     assert cli.main(["profile", "03"]) == profile_ncu.EXIT_NO_GPU
     assert "needs an NVIDIA GPU" in capsys.readouterr().out
@@ -148,26 +182,39 @@ def test_previous_lab_is_the_nearest_with_the_same_contract():
     course = labmeta.load()
 
     def prev(name):
-        return profile.previous_bench(course, profile.lab_of(course, name),
-                                      lambda b: profile.contract_of(course, b),
-                                      lambda i: profile.bench_names(course.lab(i)), name)
-    assert prev("02_interleaved") is None            # lab 01 has no kernel
+        return profile.previous_bench(
+            course,
+            profile.lab_of(course, name),
+            lambda b: profile.contract_of(course, b),
+            lambda i: profile.bench_names(course.lab(i)),
+            name,
+        )
+
+    assert prev("02_interleaved") is None  # lab 01 has no kernel
     assert prev("03_strided_index") == "02_interleaved"
-    assert prev("08_max_reduction") == "07_atomic_finish"    # no earlier max: the lab before
+    assert prev("08_max_reduction") == "07_atomic_finish"  # no earlier max: the lab before
     assert prev("09_shuffle_vector_loads-sum") == "07_atomic_finish"
     assert prev("09_shuffle_vector_loads-max") == "08_max_reduction"
     assert prev("10_nested_dynamic") == "09_shuffle_vector_loads-sum"
 
 
 def test_committed_reference_is_labelled_with_its_gpu(tmp_path):
-    p = profile_ncu.Profile("04_sequential_addressing", "reference", "ok", device="NVIDIA H200",
-                        metrics={k: 1.0 for k in profile_ncu.METRICS})
-    committed = {"machine": {"commit": "abcdef123"},
-                 "profiles": {"04_sequential_addressing": profile.asdict(p)}}
-    got = profile._reference("04_sequential_addressing", tmp_path, False, committed, 25, 1,
-                             print)
+    p = profile_ncu.Profile(
+        "04_sequential_addressing",
+        "reference",
+        "ok",
+        device="NVIDIA H200",
+        metrics={k: 1.0 for k in profile_ncu.METRICS},
+    )
+    committed = {
+        "machine": {"commit": "abcdef123"},
+        "profiles": {"04_sequential_addressing": profile.asdict(p)},
+    }
+    got = profile._reference("04_sequential_addressing", tmp_path, False, committed, 25, 1, print)
     assert got.source == "the committed run on NVIDIA H200 (commit abcdef1), not this GPU"
     text = profile.table(labmeta.load(), "04_sequential_addressing", {"reference": got}, None)
     assert "reference: the committed run on NVIDIA H200 (commit abcdef1), not this GPU" in text
-    assert profile._reference("05_two_loads_per_thread", tmp_path, False, committed, 25, 1,
-                              print) is None
+    assert (
+        profile._reference("05_two_loads_per_thread", tmp_path, False, committed, 25, 1, print)
+        is None
+    )

@@ -1,5 +1,6 @@
 """A release is exactly the tracked student files of HEAD, built from git: no
 untracked or ignored file, no uncommitted change, no instructor-only path."""
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,20 +17,33 @@ needs_git = pytest.mark.skipif(not GIT, reason="no git on PATH")
 MARKER = "UNCOMMITTED-MARKER-7f3a"
 
 # What an instructor's working tree holds beside the tracked files.
-STRAYS = ("runs/grades.csv", ".venv/x", "subprojects/packagecache/x", "subprojects/googletest-1.14/x",
-          "googletest-1.14/x", "build/grade-report.json", "grade-report-2024/class.json",
-          "grader/__pycache__/x.pyc", "labs/01_cpu_baseline/my_notes.txt",
-          "solutions/01_cpu_baseline/extra.cpp", "class-grades/alice.json")
+STRAYS = (
+    "runs/grades.csv",
+    ".venv/x",
+    "subprojects/packagecache/x",
+    "subprojects/googletest-1.14/x",
+    "googletest-1.14/x",
+    "build/grade-report.json",
+    "grade-report-2024/class.json",
+    "grader/__pycache__/x.pyc",
+    "labs/01_cpu_baseline/my_notes.txt",
+    "solutions/01_cpu_baseline/extra.cpp",
+    "class-grades/alice.json",
+)
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def release_files(dest: Path) -> set[str]:
-    return {p.relative_to(dest).as_posix() for p in dest.rglob("*")
-            if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(dest).parts}
+    return {
+        p.relative_to(dest).as_posix()
+        for p in dest.rglob("*")
+        if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(dest).parts
+    }
 
 
 def committed(repo: Path) -> set[str]:
@@ -70,8 +84,11 @@ def assert_is_the_student_files_of_head(repo: Path, dest: Path) -> None:
 def clone(tmp_path):
     if not GIT or not (REPO / ".git").exists():
         pytest.skip("this repository is not a git checkout (a copy without .git)")
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(tmp_path / "repo")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-hardlinks", str(REPO), str(tmp_path / "repo")],
+        check=True,
+        capture_output=True,
+    )
     return tmp_path / "repo"
 
 
@@ -82,53 +99,97 @@ def test_release_of_a_clone_is_exactly_its_tracked_student_files(clone, tmp_path
     assert commit == git(clone, "rev-parse", "HEAD").strip()
     assert_is_the_student_files_of_head(clone, dest)
     assert (dest / "labs" / "01_cpu_baseline").is_dir()
-    assert (dest / "grader" / "labs.toml").read_text() == git(clone, "show", "HEAD:grader/labs.toml")
+    assert (dest / "grader" / "labs.toml").read_text() == git(
+        clone, "show", "HEAD:grader/labs.toml"
+    )
 
 
 def test_gitattributes_export_ignore_is_left_out(clone):
     """git archive alone, with this tree's .gitattributes committed, leaves out LEFT_OUT."""
     shutil.copy(REPO / ".gitattributes", clone / ".gitattributes")
     git(clone, "add", "-f", ".gitattributes")
-    git(clone, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c",
-        "commit.gpgsign=false", "commit", "-q", "--no-verify", "--allow-empty", "-m",
-        "attributes")   # empty where HEAD has this .gitattributes already
-    names = subprocess.run(["git", "-C", str(clone), "archive", "--format=tar", "HEAD"],
-                           check=True, capture_output=True).stdout
+    git(
+        clone,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "attributes",
+    )  # empty where HEAD has this .gitattributes already
+    names = subprocess.run(
+        ["git", "-C", str(clone), "archive", "--format=tar", "HEAD"],
+        check=True,
+        capture_output=True,
+    ).stdout
     import io
     import tarfile
+
     with tarfile.open(fileobj=io.BytesIO(names)) as tar:
         archived = {m.name.rstrip("/") for m in tar.getmembers() if not m.isdir()}
     assert archived == {p for p in committed(clone) if not release.left_out(p)}
     for p in release.LEFT_OUT[:-1]:
-        assert p in committed(clone) or any(c.startswith(p + "/") for c in committed(clone)), \
+        assert p in committed(clone) or any(c.startswith(p + "/") for c in committed(clone)), (
             f"LEFT_OUT names {p}, which HEAD does not have"
+        )
 
 
 @needs_git
 def test_release_of_a_small_repository(tmp_path):
     """The same, on a made-up repository (runs where this one is a copy without .git)."""
     repo = tmp_path / "course"
-    for rel, text in {"labs/01/reduce.cu": "skeleton\n", "README.md": "course\n",
-                      ".gitignore": "/build*/\n/.venv/\n/subprojects/packagecache/\n",
-                      "solutions/01/reduce.cu": "answer\n", "tests/mutants/m.cu": "m\n",
-                      "tests/sum_tests.cu": "t\n", "grader/tests/test_x.py": "x\n",
-                      "grader/labs.toml": "t = 1\n", ".ci/run": "ci\n",
-                      "tests/escapes/e.sh": "e\n", "tests/tuning/t.cu": "t\n",
-                      "tests/submissions/s/reduce.cu": "s\n"}.items():
+    for rel, text in {
+        "labs/01/reduce.cu": "skeleton\n",
+        "README.md": "course\n",
+        ".gitignore": "/build*/\n/.venv/\n/subprojects/packagecache/\n",
+        "solutions/01/reduce.cu": "answer\n",
+        "tests/mutants/m.cu": "m\n",
+        "tests/sum_tests.cu": "t\n",
+        "grader/tests/test_x.py": "x\n",
+        "grader/labs.toml": "t = 1\n",
+        ".ci/run": "ci\n",
+        "tests/escapes/e.sh": "e\n",
+        "tests/tuning/t.cu": "t\n",
+        "tests/submissions/s/reduce.cu": "s\n",
+    }.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
     (repo / "labs" / "01" / "run.sh").write_text("#!/bin/sh\n")
     (repo / "labs" / "01" / "run.sh").chmod(0o755)
     git(tmp_path, "init", "-q", str(repo))
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c",
-        "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "course")
+    git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "course",
+    )
     dirty_the_tree(repo)
     dest = tmp_path / "release"
     release.make(dest, repo=repo)
     assert_is_the_student_files_of_head(repo, dest)
-    assert release_files(dest) == {".gitignore", "README.md", "grader/labs.toml",
-                                   "labs/01/reduce.cu", "labs/01/run.sh", "tests/sum_tests.cu"}
+    assert release_files(dest) == {
+        ".gitignore",
+        "README.md",
+        "grader/labs.toml",
+        "labs/01/reduce.cu",
+        "labs/01/run.sh",
+        "tests/sum_tests.cu",
+    }
     assert (dest / "labs" / "01" / "run.sh").stat().st_mode & 0o111
 
 
@@ -139,8 +200,20 @@ def test_run_names_the_uncommitted_changes_it_left_out(tmp_path, capsys):
     (repo / "labs" / "a.cu").write_text("a\n")
     git(tmp_path, "init", "-q", str(repo))
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c",
-        "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "c")
+    git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "c",
+    )
     (repo / "labs" / "a.cu").write_text(MARKER)
     (repo / "runs").mkdir()
     (repo / "runs" / "grades.csv").write_text(MARKER)

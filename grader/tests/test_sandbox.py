@@ -8,6 +8,7 @@ the sandbox, where they work: the tests are not vacuous.
 
 Needs bubblewrap (apt install bubblewrap) and user namespaces, and nvcc for the
 graded runs (the harness is built with meson); skips with the reason otherwise."""
+
 import os
 import shutil
 import socket
@@ -29,10 +30,11 @@ import make_escapes  # noqa: E402
 
 OK, WHY = sandbox.available()
 needs_bwrap = pytest.mark.skipif(not OK, reason=f"no sandbox here: {WHY}")
-needs_build = pytest.mark.skipif(shutil.which("nvcc") is None,
-                                 reason="no nvcc: the harness cannot be built here")
+needs_build = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
+)
 LAB = "01_cpu_baseline"
-TIMEOUT = 15          # seconds per lab: the hang and the fork bomb cost this much each
+TIMEOUT = 15  # seconds per lab: the hang and the fork bomb cost this much each
 LIMITS = ["processes=96", "memory_mb=1024", "output_mb=8"]
 ESCAPES = {e["name"]: e for e in make_escapes.load()}
 
@@ -49,8 +51,12 @@ def test_limits_parse_and_reject_nonsense():
 
 def test_the_process_runner_stops_a_program_that_floods_its_output(tmp_path):
     start = time.time()
-    done = proc.run(["/bin/sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
-                    timeout=60, output_limit=1 << 20, tail=4000)
+    done = proc.run(
+        ["/bin/sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
+        timeout=60,
+        output_limit=1 << 20,
+        tail=4000,
+    )
     assert done.over_limit and not done.ok and "too much output" in done.describe()
     assert len(done.output) <= 4000 and time.time() - start < 30
 
@@ -98,22 +104,38 @@ def test_a_sandbox_sees_only_its_folder_and_no_network(tmp_path):
         want_uid = sandbox.NOBODY if os.geteuid() == 0 else os.getuid()
         assert f"uid={want_uid}" in out, res.stderr
         assert "WROTE_OWN" in out and "GOT_LAB_ENV" in out
-        for bad in ("SEES_REPO", "SEES_TESTS", "SEES_OTHER", "WROTE_USR", "WROTE_ROOT",
-                    "WROTE_OUTSIDE", "SEES_SECRET", "CONNECTED"):
+        for bad in (
+            "SEES_REPO",
+            "SEES_TESTS",
+            "SEES_OTHER",
+            "WROTE_USR",
+            "WROTE_ROOT",
+            "WROTE_OUTSIDE",
+            "SEES_SECRET",
+            "CONNECTED",
+        ):
             assert bad not in out, (bad, out)
         srv.settimeout(0.1)
         with pytest.raises(OSError):
             srv.accept()
         # The same connection from outside the sandbox gets through: the probe is real.
-        outside = subprocess.run(["/bin/bash", "-c", f"(exec 3<>/dev/tcp/127.0.0.1/{port}) "
-                                  "&& echo CONNECTED"], capture_output=True, text=True, timeout=30)
+        outside = subprocess.run(
+            ["/bin/bash", "-c", f"(exec 3<>/dev/tcp/127.0.0.1/{port}) && echo CONNECTED"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert "CONNECTED" in outside.stdout
         srv.close()
         # The limits are in force inside (processes, file size, core dumps, CPU time).
         res = _in_cell(box.cell("cid"), "ulimit -u; ulimit -f; ulimit -c; ulimit -t")
         lim = box.limits
-        assert res.stdout.split() == [str(lim.processes), str(lim.output_mb * 1024), "0",
-                                       str(box.cell("dan").cpu_seconds)], res.stdout
+        assert res.stdout.split() == [
+            str(lim.processes),
+            str(lim.output_mb * 1024),
+            "0",
+            str(box.cell("dan").cpu_seconds),
+        ], res.stdout
     finally:
         box.cleanup()
     assert not box.root.exists()
@@ -124,6 +146,7 @@ def test_a_sandbox_sees_only_its_folder_and_no_network(tmp_path):
 
 class Listener:
     """A TCP listener on 127.0.0.1 that counts the connections it gets."""
+
     def __init__(self):
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -164,8 +187,9 @@ def sandbox_processes() -> list[str]:
 
 
 def run(specs, out, **kw):
-    config = batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT,
-                               linked_policy=False, **kw)
+    config = batch_config.BatchConfig(
+        out=out, lab_ids=["01"], gpus=[], perf=False, timeout=TIMEOUT, linked_policy=False, **kw
+    )
     messages = []
     started = time.time()
     results = batch.run_batch([str(s) for s in specs], config, progress=messages.append)
@@ -183,19 +207,36 @@ def graded(tmp_path_factory):
     canary.mkdir()
     alice, zed = honest(subs, "alice"), honest(subs, "zed")
     listener = Listener()
-    values = {"CANARY": str(canary), "WORKER": str(out / "workers" / "w0" / "src"),
-              "OUT": str(out), "PORT": str(listener.port),
-              "OTHER": str(alice / "labs" / LAB / "cpu_sum.cpp")}
+    values = {
+        "CANARY": str(canary),
+        "WORKER": str(out / "workers" / "w0" / "src"),
+        "OUT": str(out),
+        "PORT": str(listener.port),
+        "OTHER": str(alice / "labs" / LAB / "cpu_sum.cpp"),
+    }
     escapes = make_escapes.write_escapes(subs, values)
-    results, messages, seconds = run([alice, *escapes.values(), zed], out, sandbox=True,
-                                     sandbox_limits=sandbox.Limits.parse(LIMITS))
+    results, messages, seconds = run(
+        [alice, *escapes.values(), zed],
+        out,
+        sandbox=True,
+        sandbox_limits=sandbox.Limits.parse(LIMITS),
+    )
     time.sleep(0.5)
     left = sandbox_processes()
     connections = listener.connections
     listener.close()
-    yield {"results": results, "messages": messages, "seconds": seconds, "out": out,
-           "canary": canary, "connections": connections, "left": left, "tmp": tmp,
-           "alice": alice, "values": values}
+    yield {
+        "results": results,
+        "messages": messages,
+        "seconds": seconds,
+        "out": out,
+        "canary": canary,
+        "connections": connections,
+        "left": left,
+        "tmp": tmp,
+        "alice": alice,
+        "values": values,
+    }
 
 
 @needs_bwrap
@@ -260,8 +301,13 @@ def test_without_the_sandbox_the_same_attempts_work(graded, tmp_path):
     canary.chmod(0o777 if os.geteuid() != 0 else 0o755)
     out = tmp_path / "out"
     listener = Listener()
-    values = dict(graded["values"], CANARY=str(canary), PORT=str(listener.port),
-                  WORKER=str(out / "workers" / "w0" / "src"), OUT=str(out))
+    values = dict(
+        graded["values"],
+        CANARY=str(canary),
+        PORT=str(listener.port),
+        WORKER=str(out / "workers" / "w0" / "src"),
+        OUT=str(out),
+    )
     escapes = make_escapes.write_escapes(tmp_path / "subs", values, names)
     try:
         results, _, _ = run(escapes.values(), out)
@@ -269,6 +315,5 @@ def test_without_the_sandbox_the_same_attempts_work(graded, tmp_path):
         listener.close()
     for name in names:
         lab = results[name].labs[0]
-        assert lab.status == "graded" and lab.points_correctness == lab.max_correctness, \
-            (name, lab)
+        assert lab.status == "graded" and lab.points_correctness == lab.max_correctness, (name, lab)
     assert listener.connections > 0

@@ -1,4 +1,5 @@
 """Points from test results, by the rubric."""
+
 import json
 
 from conftest import FIXTURES
@@ -8,8 +9,16 @@ from grader.engine.scoring import performance_points, score
 from grader.labmeta import Lab
 from grader.results import BinaryRun, CaseResult
 
-LAB = Lab(id="04_x", title="x", kind="gpu_sum", files=("reduce.cu",), points_correctness=6,
-          points_performance=4, threshold=0.2, floor=0.1)
+LAB = Lab(
+    id="04_x",
+    title="x",
+    kind="gpu_sum",
+    files=("reduce.cu",),
+    points_correctness=6,
+    points_performance=4,
+    threshold=0.2,
+    floor=0.1,
+)
 
 
 def run_of(*cases):
@@ -17,8 +26,11 @@ def run_of(*cases):
 
 
 def bw(status, fraction):
-    return CaseResult("SumBandwidth.FractionOfCopyCeiling", status,
-                      properties={"fraction": str(fraction), "gbps": "900", "ceiling_gbps": "4200"})
+    return CaseResult(
+        "SumBandwidth.FractionOfCopyCeiling",
+        status,
+        properties={"fraction": str(fraction), "gbps": "900", "ceiling_gbps": "4200"},
+    )
 
 
 def test_performance_is_linear_between_floor_and_threshold():
@@ -36,7 +48,9 @@ def test_all_correct_and_fast_is_full_marks():
 
 
 def test_one_wrong_case_costs_correctness_and_performance():
-    wrong = CaseResult("Sum.b", "failed", properties={"fail_n": "257", "fail_hint": "read_past_end"})
+    wrong = CaseResult(
+        "Sum.b", "failed", properties={"fail_n": "257", "fail_hint": "read_past_end"}
+    )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed"), wrong, bw("passed", 0.25)))
     assert r.points == 0
     assert r.first_failure.n == "257" and "bounds" in r.hints[0]
@@ -49,10 +63,14 @@ def test_slow_but_correct_keeps_correctness_points():
 
 
 def test_a_wrong_timed_call_is_a_wrong_answer():
-    failed = CaseResult("SumBandwidth.FractionOfCopyCeiling", "failed",
-                        properties={"fail_n": "134217728", "fail_hint": "stale_result"},
-                        failures=["x\n  hint [stale_result]: a timed call returned the answer "
-                                  "its input had before"])
+    failed = CaseResult(
+        "SumBandwidth.FractionOfCopyCeiling",
+        "failed",
+        properties={"fail_n": "134217728", "fail_hint": "stale_result"},
+        failures=[
+            "x\n  hint [stale_result]: a timed call returned the answer its input had before"
+        ],
+    )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed"), failed))
     assert r.points == 0 and r.first_failure.hint == "stale_result"
     assert "before" in r.hints[0]
@@ -60,8 +78,11 @@ def test_a_wrong_timed_call_is_a_wrong_answer():
 
 def test_the_slowest_graded_variant_counts_and_a_missing_figure_scores_zero():
     sum_bw = bw("passed", 0.25)
-    max_bw = CaseResult("MaxBandwidth.FractionOfCopyCeiling", "passed",
-                        properties={"fraction": "0.15", "gbps": "600", "ceiling_gbps": "4200"})
+    max_bw = CaseResult(
+        "MaxBandwidth.FractionOfCopyCeiling",
+        "passed",
+        properties={"fraction": "0.15", "gbps": "600", "ceiling_gbps": "4200"},
+    )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed"), sum_bw, max_bw))
     assert r.fraction == 0.15 and r.points_performance == 2
     silent = CaseResult("MaxBandwidth.FractionOfCopyCeiling", "passed", properties={})
@@ -70,17 +91,31 @@ def test_the_slowest_graded_variant_counts_and_a_missing_figure_scores_zero():
 
 
 def test_ungraded_variants_are_recorded_not_scored():
-    props = {"fraction": "0.25", "gbps": "1", "graded": "1", "naive_fraction": "0.01",
-             "naive_graded": "0"}
-    r = score(LAB, run_of(CaseResult("Sum.a", "passed"),
-                          CaseResult("KahanBandwidth.X", "passed", properties=props)))
+    props = {
+        "fraction": "0.25",
+        "gbps": "1",
+        "graded": "1",
+        "naive_fraction": "0.01",
+        "naive_graded": "0",
+    }
+    r = score(
+        LAB,
+        run_of(
+            CaseResult("Sum.a", "passed"),
+            CaseResult("KahanBandwidth.X", "passed", properties=props),
+        ),
+    )
     assert r.fraction == 0.25 and r.points_performance == 4
 
 
 def test_an_implausible_figure_is_not_scored():
     props = {"fraction": "13.5", "gbps": "60000", "implausible": "1"}
-    r = score(LAB, run_of(CaseResult("Sum.a", "passed"),
-                          CaseResult("SumBandwidth.X", "passed", properties=props)))
+    r = score(
+        LAB,
+        run_of(
+            CaseResult("Sum.a", "passed"), CaseResult("SumBandwidth.X", "passed", properties=props)
+        ),
+    )
     assert r.points_correctness == 6 and r.points_performance == 0
     assert any("cannot come from reading the whole input" in n for n in r.notes)
 
@@ -96,22 +131,27 @@ def test_skipped_binary_scores_nothing_and_says_why():
 
 
 def test_untouched_skeleton_scores_zero_with_not_implemented():
-    program, cases = parse_gtest_json(json.loads((FIXTURES / "cpu_not_implemented.json").read_text()))
+    program, cases = parse_gtest_json(
+        json.loads((FIXTURES / "cpu_not_implemented.json").read_text())
+    )
     r = score(LAB, BinaryRun(binary="b", status="completed", cases=cases, properties=program))
     assert r.points == 0 and r.first_failure.hint == "not_implemented" and r.seed == "7"
 
 
 def test_cross_case_hint_for_sizes_above_2_to_31():
-    big = CaseResult("SumZHuge.x", "failed", properties={"fail_n": str(2**32 + 7),
-                                                         "fail_hint": "wrong_value"})
+    big = CaseResult(
+        "SumZHuge.x", "failed", properties={"fail_n": str(2**32 + 7), "fail_hint": "wrong_value"}
+    )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed", properties={"n": "256"}), big))
     assert any("2^31" in h for h in r.hints)
 
 
 def test_a_test_of_recorded_variants_only_does_not_cost_the_lab():
-    recorded = CaseResult("NaiveSumBandwidth.X", "passed",
-                          properties={"naive_fraction": "0.8", "naive_graded": "0"})
-    kahan = CaseResult("KahanSumBandwidth.X", "passed",
-                       properties={"fraction": "0.25", "gbps": "1", "graded": "1"})
+    recorded = CaseResult(
+        "NaiveSumBandwidth.X", "passed", properties={"naive_fraction": "0.8", "naive_graded": "0"}
+    )
+    kahan = CaseResult(
+        "KahanSumBandwidth.X", "passed", properties={"fraction": "0.25", "gbps": "1", "graded": "1"}
+    )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed"), recorded, kahan))
     assert r.fraction == 0.25 and r.points_performance == 4

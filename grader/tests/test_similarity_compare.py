@@ -2,6 +2,7 @@
 copy found and no honest pair flagged at the default threshold (the issue's
 "done when"), the index losing nothing, the same report from every run, and
 the corpus read as the instructor lays it out."""
+
 import json
 import os
 import subprocess
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("copydetect", reason="copydetect is not installed "
-                                         "(pip install -r requirements.txt)")
+pytest.importorskip(
+    "copydetect", reason="copydetect is not installed (pip install -r requirements.txt)"
+)
 
 from grader import labmeta  # noqa: E402
 from grader.commands.similarity import analyse, compare, documents  # noqa: E402
@@ -50,15 +52,17 @@ def test_every_copy_is_found_and_no_honest_pair_at_the_default(fixtures):
 
 def test_a_stricter_threshold_misses_copies_so_the_test_above_can_fail(fixtures):
     dest, key, students = fixtures
-    result = analyse.analyse_documents(students, COURSE, [dest / "corpus"],
-                                       compare.Settings(threshold=0.95))
+    result = analyse.analyse_documents(
+        students, COURSE, [dest / "corpus"], compare.Settings(threshold=0.95)
+    )
     assert measure.evaluate(_matches(result), key, 0.95, compare.MIN_MATCH, [])["missed"]
 
 
 def test_without_the_reference_its_copies_are_not_found(fixtures, tmp_path):
     dest, key, students = fixtures
-    result = analyse.analyse_documents(students, COURSE, [dest / "corpus"],
-                                       solutions=tmp_path / "none")
+    result = analyse.analyse_documents(
+        students, COURSE, [dest / "corpus"], solutions=tmp_path / "none"
+    )
     assert any("no reference solutions" in n for n in result.notes)
     row = measure.evaluate(_matches(result), key, compare.THRESHOLD, compare.MIN_MATCH, [])
     assert {c["source"] for c in row["missed"]} == {"reference"}
@@ -70,11 +74,15 @@ def test_the_index_loses_no_flagged_pair(fixtures):
     course = labmeta.Course(COURSE.gpu, tuple(l for l in COURSE.labs if l.id in labs))
 
     def flagged(prefilter):
-        result = analyse.analyse_documents([d for d in students if d.lab in labs], course,
-                                           [dest / "corpus"],
-                                           compare.Settings(prefilter=prefilter))
-        return {(m.lab, m.a.owner, m.b.owner) for m in result.flagged}, \
-            sum(r.compared for r in result.runs.values())
+        result = analyse.analyse_documents(
+            [d for d in students if d.lab in labs],
+            course,
+            [dest / "corpus"],
+            compare.Settings(prefilter=prefilter),
+        )
+        return {(m.lab, m.a.owner, m.b.owner) for m in result.flagged}, sum(
+            r.compared for r in result.runs.values()
+        )
 
     pruned, compared = flagged(compare.PREFILTER)
     everything, all_compared = flagged(0.0)
@@ -82,13 +90,21 @@ def test_the_index_loses_no_flagged_pair(fixtures):
 
 
 def test_the_report_is_the_same_whatever_python_salts_its_hashes_with():
-    code = ("import sys; sys.path.insert(0, %r)\n"
-            "from grader.commands.similarity import compare\n"
-            "print(compare.stable_kgrams('for(V=0;V<V;++V)V+=V[V];if(V)V=0;', 25).tolist())"
-            % str(REPO))
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
-            for seed in ("1", "2")}
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from grader.commands.similarity import compare\n"
+        "print(compare.stable_kgrams('for(V=0;V<V;++V)V+=V[V];if(V)V=0;', 25).tolist())" % str(REPO)
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(runs) == 1 and json.loads(runs.pop())
 
 
@@ -103,8 +119,7 @@ def test_the_corpus_is_read_per_lab_or_whole(tmp_path):
     assert notes == []
     by_owner = {d.owner: d for d in docs}
     assert by_owner["corpus/last_term/zoe"].lab == lab.id
-    assert [p.label for p in by_owner["corpus/last_term/zoe"].parts] == [
-        "reduce.cu: block_sum"]
+    assert [p.label for p in by_owner["corpus/last_term/zoe"].parts] == ["reduce.cu: block_sum"]
     assert by_owner["corpus/kernel.cu"].lab is None and len(docs) == 2
     with pytest.raises(ValueError, match="not a folder"):
         documents.corpus_documents(tmp_path / "missing", COURSE)

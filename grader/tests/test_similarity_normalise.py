@@ -1,6 +1,7 @@
 """The normaliser takes away what a copier changes (names, comments, layout,
 the order of independent statements) and keeps what they cannot (the
 code's shape, CUDA's own names, the order that the code depends on)."""
+
 from grader.commands.similarity.normalise import normalise, statements
 
 KERNEL = """  __shared__ int partial[kThreads];
@@ -45,8 +46,10 @@ def test_dependent_statements_keep_their_order():
     two = normalise("int b = a * 2;\nint a = x[0];\n")
     assert one.text != two.text
     # Independent ones may come in either order.
-    assert normalise("int a = x[0];\nint b = y[1];\n").text == \
-        normalise("int b = y[1];\nint a = x[0];\n").text
+    assert (
+        normalise("int a = x[0];\nint b = y[1];\n").text
+        == normalise("int b = y[1];\nint a = x[0];\n").text
+    )
 
 
 def test_a_barrier_is_never_crossed():
@@ -63,7 +66,7 @@ def test_cuda_names_stay_and_student_names_go():
 
 def test_an_initialiser_in_braces_does_not_cut_a_statement():
     lines = [s.lines for s in statements(KERNEL, first_line=30)]
-    assert (32, 32) in lines      # `std::size_t{blockIdx.x} * ...;` is one statement
+    assert (32, 32) in lines  # `std::size_t{blockIdx.x} * ...;` is one statement
 
 
 def test_every_character_maps_back_to_its_source_line():

@@ -2,6 +2,7 @@
 writes, the class report's section, bad input refused with exit 2, grades
 left exactly as they were, and the pages in a real browser (headless
 Chromium) with every link resolving."""
+
 import re
 import shutil
 import subprocess
@@ -37,7 +38,7 @@ class Links(HTMLParser):
 def test_the_class_report_says_how_to_run_it_before_it_is_run(tmp_path):
     text = report_section(tmp_path)
     assert "Not run for this batch" in text and "grader similarity" in text
-    assert "<a " not in text     # no link to a page that is not there
+    assert "<a " not in text  # no link to a page that is not there
 
 
 def test_bad_input_is_refused_with_exit_2(tmp_path, capsys):
@@ -55,10 +56,12 @@ def test_bad_input_is_refused_with_exit_2(tmp_path, capsys):
 def batch_out(tmp_path_factory):
     """The fixtures of tests/similarity graded as a batch leaves them: one
     result.json per student naming its submission (grades play no part)."""
-    pytest.importorskip("copydetect", reason="copydetect is not installed "
-                                             "(pip install -r requirements.txt)")
+    pytest.importorskip(
+        "copydetect", reason="copydetect is not installed (pip install -r requirements.txt)"
+    )
     sys.path.insert(0, str(REPO / "tests" / "similarity"))
     import screenshot
+
     dest = tmp_path_factory.mktemp("similarity-batch")
     out = screenshot.batch_of_fixtures(dest)
     return dest, out
@@ -84,20 +87,35 @@ def test_the_pages_name_every_copy_and_change_no_grade(batch_out, capsys):
 
 
 def _browser():
-    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(b)), None)
+    return next(
+        (
+            shutil.which(b)
+            for b in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(b)
+        ),
+        None,
+    )
 
 
 @pytest.mark.skipif(_browser() is None, reason="no Chromium here (.ci/run installs Debian's)")
 def test_the_pages_render_in_a_real_browser_and_their_links_resolve(batch_out, tmp_path):
     _, out = batch_out
-    base = [_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile'}"]
-    for name, heading in (("similarity.html", "<h1>Similarity report</h1>"),
-                          ("report.html", "<h2>Similarity</h2>")):
+    base = [
+        _browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    for name, heading in (
+        ("similarity.html", "<h1>Similarity report</h1>"),
+        ("report.html", "<h2>Similarity</h2>"),
+    ):
         page = out / name
-        dom = subprocess.run(base + ["--dump-dom", page.as_uri()], capture_output=True,
-                             text=True, timeout=120)
+        dom = subprocess.run(
+            base + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+        )
         assert dom.returncode == 0, dom.stderr[-2000:]
         assert heading in dom.stdout
         parser = Links()
@@ -110,9 +128,13 @@ def test_the_pages_render_in_a_real_browser_and_their_links_resolve(batch_out, t
             if anchor:
                 assert re.search(f"id=['\"]?{anchor}['\"> ]", path.read_text()), href
     shot = tmp_path / "shot.png"
-    done = subprocess.run(base + [f"--screenshot={shot}", "--window-size=1400,1500",
-                                  (out / "similarity.html").as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        base
+        + [f"--screenshot={shot}", "--window-size=1400,1500", (out / "similarity.html").as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr[-2000:]
 
 

@@ -1,6 +1,7 @@
 """A skeleton's TODO states the goal and the traps, never the solution's code
 (issue 13): no statement of a solution's fence appears in the comments of the
 skeleton's same fence. Lab 02 is the guided warm-up and may spell its steps."""
+
 import re
 
 import pytest
@@ -43,8 +44,11 @@ def fence_pairs():
             solution = REPO / "solutions" / lab_dir.name / path.name
             skel = {f.name: f.body for f in fences.extract(path.read_text())}
             for f in fences.extract(solution.read_text()):
-                pairs.append(pytest.param(skel.get(f.name, ""), f.body,
-                                          id=f"{lab_dir.name}/{path.name}:{f.name}"))
+                pairs.append(
+                    pytest.param(
+                        skel.get(f.name, ""), f.body, id=f"{lab_dir.name}/{path.name}:{f.name}"
+                    )
+                )
     return pairs
 
 
@@ -56,7 +60,7 @@ MOST_SHARED = 0.06
 
 def grams(text: str, k: int = 4) -> set[tuple[str, ...]]:
     t = TOKEN.findall(text)
-    return {tuple(t[i:i + k]) for i in range(len(t) - k + 1)}
+    return {tuple(t[i : i + k]) for i in range(len(t) - k + 1)}
 
 
 def shared_share(skeleton: str, solution: str) -> float:
@@ -73,17 +77,24 @@ def test_skeleton_todo_holds_no_solution_statement(skeleton, solution):
     share = shared_share(skeleton, solution)
     assert share <= MOST_SHARED, (
         f"{share:.0%} of the solution's code (4-token runs) is spelled in the TODO: state "
-        "the goal and the traps, and leave the statements to the handout's folded steps")
+        "the goal and the traps, and leave the statements to the handout's folded steps"
+    )
 
 
 def test_a_dictated_todo_is_caught_by_its_pieces():
-    solution = ("  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n"
-                "    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];\n"
-                "    __syncthreads();\n  }\n")
-    dictated = ("  // TODO: for s = blockDim.x / 2 down to 1, if threadIdx.x < s add\n"
-                "  // partial[threadIdx.x + s] onto partial[threadIdx.x]\n")
-    goal = ("  // TODO: leave the block's sum in block_sums[blockIdx.x], with the busy\n"
-            "  // threads contiguous; every thread must reach every barrier.\n")
+    solution = (
+        "  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+        "    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];\n"
+        "    __syncthreads();\n  }\n"
+    )
+    dictated = (
+        "  // TODO: for s = blockDim.x / 2 down to 1, if threadIdx.x < s add\n"
+        "  // partial[threadIdx.x + s] onto partial[threadIdx.x]\n"
+    )
+    goal = (
+        "  // TODO: leave the block's sum in block_sums[blockIdx.x], with the busy\n"
+        "  // threads contiguous; every thread must reach every barrier.\n"
+    )
     assert shared_share(dictated, solution) > MOST_SHARED
     assert shared_share(goal, solution) <= MOST_SHARED
 

@@ -6,6 +6,7 @@ mid-run (a controller time-out) is asked again, and every student is graded.
 
 Those skip with the reason where no Slurm controller answers or nvcc is missing.
 The tests of squeue/sacct failures with a faked command runner run anywhere."""
+
 import json
 import os
 import shutil
@@ -26,8 +27,9 @@ OK, WHY = slurm.available()
 SANDBOX, _ = sandbox.available()
 needs_slurm = [
     pytest.mark.skipif(not OK, reason=f"no Slurm here: {WHY} (.ci/slurm_localhost.sh starts one)"),
-    pytest.mark.skipif(shutil.which("nvcc") is None,
-                       reason="no nvcc: the harness cannot be built here"),
+    pytest.mark.skipif(
+        shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
+    ),
 ]
 EXPECTED = {"alice": 6, "bob": 0, "carl": 0, "dina": 0, "eve": 6}
 LAB = "01_cpu_baseline"
@@ -36,8 +38,11 @@ LAB = "01_cpu_baseline"
 def make_class(root: Path) -> list[str]:
     """Five lab 01 submissions: right, untouched, wrong, not compiling, and an
     archive with a change outside the fences."""
+
     def student(name, base="solutions", old=None, new=None):
-        shutil.copytree(REPO / base, root / name / "labs", ignore=shutil.ignore_patterns("README.md"))
+        shutil.copytree(
+            REPO / base, root / name / "labs", ignore=shutil.ignore_patterns("README.md")
+        )
         if old is not None:
             p = root / name / "labs" / LAB / "cpu_sum.cpp"
             text = p.read_text()
@@ -58,8 +63,9 @@ def make_class(root: Path) -> list[str]:
 
 
 def config(out: Path, **kw) -> batch_config.BatchConfig:
-    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120,
-                             sandbox=SANDBOX, **kw)
+    return batch_config.BatchConfig(
+        out=out, lab_ids=["01"], gpus=[], perf=False, timeout=120, sandbox=SANDBOX, **kw
+    )
 
 
 def grades(out):
@@ -74,8 +80,9 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
 
     local = batch.run_batch(specs, config(tmp_path / "local"), progress=lambda *_: None)
     assert {r.student: r.points for r in local} == EXPECTED
-    assert any("outside the fenced regions" in n for r in local if r.student == "eve"
-               for n in r.notes)
+    assert any(
+        "outside the fenced regions" in n for r in local if r.student == "eve" for n in r.notes
+    )
 
     # Submit the first three and return at once (as if the instructor logged out) ...
     out = tmp_path / "slurm"
@@ -91,7 +98,7 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
     text = "\n".join(second)
     assert f"job {state['job']} of an earlier run is still in the queue" in text, text
     assert "3 already graded, 2 to submit" in text, text
-    assert "running" in text or "pending" in text, text      # counts from squeue
+    assert "running" in text or "pending" in text, text  # counts from squeue
     assert time.time() - started < 600
     assert {r.student: r.points for r in results} == {r.student: r.points for r in local}
 
@@ -101,8 +108,9 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
     for name in ("alice", "carl", "dina"):
         a = json.loads((out / "students" / name / "result.json").read_text())
         b = json.loads((tmp_path / "local" / "students" / name / "result.json").read_text())
-        assert [(l["status"], l["points"], l["tests_failed"]) for l in a["labs"]] == \
-               [(l["status"], l["points"], l["tests_failed"]) for l in b["labs"]]
+        assert [(l["status"], l["points"], l["tests_failed"]) for l in a["labs"]] == [
+            (l["status"], l["points"], l["tests_failed"]) for l in b["labs"]
+        ]
     logs = sorted((out / "slurm" / "logs").glob("*.out"))
     assert len(logs) == 5 and all("[slurm-task" in p.read_text() for p in logs)
 
@@ -141,8 +149,11 @@ def test_slurm_squeue_failing_mid_run_still_grades_everyone(tmp_path, monkeypatc
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "squeue"
-    fake.write_text(FLAKY_SQUEUE.format(log=tmp_path / "squeue.calls",
-                                        marker=tmp_path / "squeue.failed", real=real))
+    fake.write_text(
+        FLAKY_SQUEUE.format(
+            log=tmp_path / "squeue.calls", marker=tmp_path / "squeue.failed", real=real
+        )
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(slurm_batch, "POLL_SECONDS", 1.0)
@@ -153,13 +164,13 @@ def test_slurm_squeue_failing_mid_run_still_grades_everyone(tmp_path, monkeypatc
     lines = []
     results = slurm_batch.run_batch(specs, config(out, slurm=True, slots=2), lines.append)
     text = "\n".join(lines)
-    assert (tmp_path / "squeue.failed").exists()             # the fake did fail once
+    assert (tmp_path / "squeue.failed").exists()  # the fake did fail once
     assert "squeue failed (exit code 1: slurm_load_jobs error: Socket timed out" in text, text
     assert "0/5 graded" in text and ("running" in text or "pending" in text), text
     assert {r.student: r.points for r in results} == EXPECTED
     assert not any(r.error for r in results), [r.error for r in results]
     assert "not graded" not in (out / "gradebook.csv").read_text()
-    assert len(grades(out)) == 6                              # header and five students
+    assert len(grades(out)) == 6  # header and five students
 
 
 # -- squeue and sacct failing, with a faked command runner (no Slurm needed) ------------------
@@ -175,7 +186,7 @@ class FakeSlurm:
 
     def __init__(self, script, sacct=None):
         self.script = list(script)
-        self.sacct = list(sacct or [])     # sacct's answers in turn, as squeue's
+        self.sacct = list(sacct or [])  # sacct's answers in turn, as squeue's
         self.calls: list[list[str]] = []
 
     def __call__(self, cmd, timeout=60):
@@ -191,7 +202,7 @@ class FakeSlurm:
         if cmd[0] == "sacct":
             return proc.Finished(1, False, False, "Slurm accounting storage is disabled\n", 0.01)
         assert cmd[0] == "squeue", cmd
-        if cmd[-1] == "%j":                  # the name of a job found in the queue
+        if cmd[-1] == "%j":  # the name of a job found in the queue
             return proc.Finished(0, False, False, "grade-out\n", 0.01)
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if callable(step):
@@ -215,27 +226,38 @@ def fast_retries(monkeypatch):
 
 
 def test_follow_asks_a_failing_squeue_again(tmp_path, monkeypatch, fast_retries):
-    fake = FakeSlurm([(1, TIMED_OUT), None, "0|RUNNING\n1|PENDING\n",
-                      (1, "squeue: error: slurm_receive_msg: Zero Bytes were transmitted\n"),
-                      "garbled, half an answer\n", "1|RUNNING\n", ""])
+    fake = FakeSlurm(
+        [
+            (1, TIMED_OUT),
+            None,
+            "0|RUNNING\n1|PENDING\n",
+            (1, "squeue: error: slurm_receive_msg: Zero Bytes were transmitted\n"),
+            "garbled, half an answer\n",
+            "1|RUNNING\n",
+            "",
+        ]
+    )
     monkeypatch.setattr(slurm, "call", fake)
     lines = []
     slurm_batch.follow(tmp_path, "123", ["alice", "bob"], lines.append, poll=0)
-    assert fake.squeue_calls() == 7                  # followed to squeue's empty answer
+    assert fake.squeue_calls() == 7  # followed to squeue's empty answer
     text = "\n".join(lines)
     assert text.count("squeue failed") == 4, text
     assert "Socket timed out" in text and "timed out after" in text and "cannot read" in text
     assert "1 pending, 1 running, 0/2 graded" in text and "1 running, 0/2 graded" in text
 
 
-def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatch,
-                                                             fast_retries):
+def test_sacct_naming_a_running_task_keeps_the_job_followed(tmp_path, monkeypatch, fast_retries):
     """squeue lists nothing, but accounting (which may lag) still has a task
     running: followed until sacct agrees; a failing sacct is asked again."""
-    fake = FakeSlurm([""], sacct=[(1, "sacct: error: Problem talking to the database: "
-                                      "Connection refused\n"),
-                                  "123_0|COMPLETED\n123_1|RUNNING\n",
-                                  "123_0|COMPLETED\n123_1|FAILED\n"])
+    fake = FakeSlurm(
+        [""],
+        sacct=[
+            (1, "sacct: error: Problem talking to the database: Connection refused\n"),
+            "123_0|COMPLETED\n123_1|RUNNING\n",
+            "123_0|COMPLETED\n123_1|FAILED\n",
+        ],
+    )
     monkeypatch.setattr(slurm, "call", fake)
     monkeypatch.setattr(slurm.shutil, "which", lambda prog: f"/usr/bin/{prog}")
     lines = []
@@ -257,7 +279,8 @@ def test_an_unknown_job_id_is_slurms_word_that_the_job_is_over(monkeypatch, fast
 
 
 def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
-        tmp_path, monkeypatch, fast_retries):
+    tmp_path, monkeypatch, fast_retries
+):
     monkeypatch.setattr(slurm, "RETRY_SECONDS", 0.3)
     fake = FakeSlurm(["0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT)])
     monkeypatch.setattr(slurm, "call", fake)
@@ -278,8 +301,14 @@ def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
     # then writes the gradebook (the tasks wrote their results meanwhile).
     monkeypatch.setattr(slurm, "RETRY_SECONDS", 5.0)
     config = slurm_config(out)
-    fake2 = FakeSlurm(["0|RUNNING\n1|RUNNING\n", "0|RUNNING\n1|RUNNING\n",
-                       lambda: grade_all(specs, out, config) or (1, TIMED_OUT), ""])
+    fake2 = FakeSlurm(
+        [
+            "0|RUNNING\n1|RUNNING\n",
+            "0|RUNNING\n1|RUNNING\n",
+            lambda: grade_all(specs, out, config) or (1, TIMED_OUT),
+            "",
+        ]
+    )
     monkeypatch.setattr(slurm, "call", fake2)
     lines = []
     results = slurm_batch.run_batch(specs, config, lines.append)
@@ -291,15 +320,21 @@ def test_squeue_failing_for_the_whole_budget_stops_without_not_graded_rows(
     assert "not graded" not in (out / "gradebook.csv").read_text()
 
 
-def test_squeue_failing_once_mid_run_still_gets_every_grade(tmp_path, monkeypatch,
-                                                            fast_retries):
+def test_squeue_failing_once_mid_run_still_gets_every_grade(tmp_path, monkeypatch, fast_retries):
     """The issue's case, faked: the old driver took the failure for the end of
     the job and wrote 'not graded' for both students."""
     specs = [str(honest_copy(tmp_path / "subs", n)) for n in ("alice", "bob")]
     out = tmp_path / "out"
     config = slurm_config(out)
-    fake = FakeSlurm(["0|PENDING\n1|PENDING\n", "0|RUNNING\n1|RUNNING\n", (1, TIMED_OUT),
-                      lambda: grade_all(specs, out, config) or "1|COMPLETING\n", ""])
+    fake = FakeSlurm(
+        [
+            "0|PENDING\n1|PENDING\n",
+            "0|RUNNING\n1|RUNNING\n",
+            (1, TIMED_OUT),
+            lambda: grade_all(specs, out, config) or "1|COMPLETING\n",
+            "",
+        ]
+    )
     monkeypatch.setattr(slurm, "call", fake)
     lines = []
     results = slurm_batch.run_batch(specs, config, lines.append)
@@ -312,14 +347,16 @@ def test_squeue_failing_once_mid_run_still_gets_every_grade(tmp_path, monkeypatc
 
 
 def honest_copy(root: Path, name: str) -> Path:
-    shutil.copytree(REPO / "solutions", root / name / "labs",
-                    ignore=shutil.ignore_patterns("README.md"))
+    shutil.copytree(
+        REPO / "solutions", root / name / "labs", ignore=shutil.ignore_patterns("README.md")
+    )
     return root / name
 
 
 def slurm_config(out: Path) -> batch_config.BatchConfig:
-    return batch_config.BatchConfig(out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60,
-                             sandbox=False, slurm=True, slots=2)
+    return batch_config.BatchConfig(
+        out=out, lab_ids=["01"], gpus=[], perf=False, timeout=60, sandbox=False, slurm=True, slots=2
+    )
 
 
 def grade_all(specs: list[str], out: Path, config: batch_config.BatchConfig) -> None:
@@ -328,6 +365,14 @@ def grade_all(specs: list[str], out: Path, config: batch_config.BatchConfig) -> 
     ids = submissions.student_ids(specs, config.roster)
     for spec in specs:
         sub = submissions.open_submission(spec, student=ids[spec])
-        feedback.write_student(out.resolve() / "students",
-                            StudentResult(ids[spec], spec, submissions.content_hash(sub, course),
-                                          "test", "now", options=config.fingerprint()))
+        feedback.write_student(
+            out.resolve() / "students",
+            StudentResult(
+                ids[spec],
+                spec,
+                submissions.content_hash(sub, course),
+                "test",
+                "now",
+                options=config.fingerprint(),
+            ),
+        )

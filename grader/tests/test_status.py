@@ -1,5 +1,6 @@
 """Statuses are StrEnums: files keep the words they always had, and what is
 read back is a member again (or refused, never a silent stranger)."""
+
 import json
 
 import pytest
@@ -9,8 +10,12 @@ from grader.status import CaseStatus, LabStatus
 
 
 def _result(status) -> LabResult:
-    return LabResult(lab="01_cpu_baseline", title="t", status=status,
-                     first_failure=FailedCase(test="A.b", status=CaseStatus.FAILED))
+    return LabResult(
+        lab="01_cpu_baseline",
+        title="t",
+        status=status,
+        first_failure=FailedCase(test="A.b", status=CaseStatus.FAILED),
+    )
 
 
 def test_json_holds_the_plain_words():
@@ -18,7 +23,7 @@ def test_json_holds_the_plain_words():
     d = json.loads(text)
     assert d["status"] == "build_failed" and type(d["status"]) is str
     assert d["first_failure"]["status"] == "failed"
-    assert f"{LabStatus.GRADED}" == "graded"   # reports print the word, not the member
+    assert f"{LabStatus.GRADED}" == "graded"  # reports print the word, not the member
 
 
 def test_from_dict_gives_members_back():

@@ -1,6 +1,7 @@
 """Submissions are plain files: links, devices, FIFOs, sockets and oversized
 trees are refused, archives are checked before they are unpacked, and every
 student gets a stable, readable, unique id."""
+
 import io
 import os
 import shutil
@@ -55,6 +56,7 @@ def within(seconds: float, fn):
             box["value"] = fn()
         except BaseException as e:  # noqa: BLE001 - re-raised below
             box["error"] = e
+
     t = threading.Thread(target=run, daemon=True)
     t.start()
     t.join(seconds)
@@ -65,6 +67,7 @@ def within(seconds: float, fn):
 
 
 # ------------------------------------------------------------------ folders
+
 
 def test_an_honest_folder_opens_and_installs(tmp_path):
     root = student(tmp_path)
@@ -131,6 +134,7 @@ def test_a_fifo_that_passes_the_first_check_is_still_not_waited_on(tmp_path, mon
     def blind_first(st):
         calls.append(st)
         return None if len(calls) == 1 else real(st)
+
     monkeypatch.setattr(submission_files, "odd_kind", blind_first)
     with pytest.raises(ValueError, match="FIFO"):
         within(10, lambda: submission_files.read_submission_file(root, LAB_FILE.parts))
@@ -168,7 +172,7 @@ def test_a_lab_file_over_1_mib_is_refused(tmp_path):
 
 def test_a_labs_tree_over_200_mib_is_refused(tmp_path):
     root = student(tmp_path)
-    with open(root / "labs" / "big.bin", "wb") as f:   # sparse: no disk used
+    with open(root / "labs" / "big.bin", "wb") as f:  # sparse: no disk used
         f.truncate(submission_files.MAX_TREE_BYTES + 1)
     refused(root, "200 MiB")
 
@@ -197,7 +201,7 @@ def test_install_without_a_snapshot_reads_just_as_safely(tmp_path):
     root = student(tmp_path)
     (root / LAB_FILE).unlink()
     (root / LAB_FILE).symlink_to(SOLUTION)
-    sub = submissions.Submission("stu", str(root), root / "labs")   # as old callers built it
+    sub = submissions.Submission("stu", str(root), root / "labs")  # as old callers built it
     with pytest.raises(ValueError, match="symbolic link"):
         submissions.install(sub, COURSE, REPO / "labs", tmp_path / "dest")
     with pytest.raises(ValueError, match="symbolic link"):
@@ -210,13 +214,15 @@ def test_install_notes_a_fence_that_is_not_a_block(tmp_path):
     p.write_text(p.read_text().replace("  return 42;\n", "  return 42;\n} int evil() {\n"))
     sub = submissions.open_submission(str(root))
     notes = submissions.install(sub, COURSE, REPO / "labs", tmp_path / "dest")
-    assert any("fence sum_sequential was not used" in n and "closes a bracket" in n
-               for n in notes), notes
+    assert any(
+        "fence sum_sequential was not used" in n and "closes a bracket" in n for n in notes
+    ), notes
     text = (tmp_path / "dest" / LAB01 / "cpu_sum.cpp").read_text()
     assert "evil" not in text and TODO in text
 
 
 # ------------------------------------------------------------------ archives
+
 
 def zip_of(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
     with zipfile.ZipFile(path, "w") as z:
@@ -224,14 +230,15 @@ def zip_of(path: Path, members: dict[str, bytes], links: dict[str, str] | None =
             z.writestr(name, data)
         for name, target in (links or {}).items():
             info = zipfile.ZipInfo(name)
-            info.create_system = 3   # Unix: external_attr holds the mode
+            info.create_system = 3  # Unix: external_attr holds the mode
             info.external_attr = (stat.S_IFLNK | 0o777) << 16
             z.writestr(info, target)
     return path
 
 
-def tar_of(path: Path, members: list[tarfile.TarInfo],
-           data: dict[str, bytes] | None = None) -> Path:
+def tar_of(
+    path: Path, members: list[tarfile.TarInfo], data: dict[str, bytes] | None = None
+) -> Path:
     with tarfile.open(path, "w:gz") as t:
         for info in members:
             body = (data or {}).get(info.name)
@@ -242,8 +249,11 @@ def tar_of(path: Path, members: list[tarfile.TarInfo],
 
 
 def lab_members(top: str) -> dict[str, bytes]:
-    return {f"{top}/{f.relative_to(REPO)}": f.read_bytes()
-            for f in (REPO / "labs").rglob("*") if f.is_file()}
+    return {
+        f"{top}/{f.relative_to(REPO)}": f.read_bytes()
+        for f in (REPO / "labs").rglob("*")
+        if f.is_file()
+    }
 
 
 def test_honest_archives_open(tmp_path):
@@ -257,8 +267,11 @@ def test_honest_archives_open(tmp_path):
 
 
 def test_a_zip_with_a_symlink_member_is_refused(tmp_path):
-    z = zip_of(tmp_path / "z.zip", lab_members("z"),
-               links={"z/labs/01_cpu_baseline/peek.cpp": str(SOLUTION)})
+    z = zip_of(
+        tmp_path / "z.zip",
+        lab_members("z"),
+        links={"z/labs/01_cpu_baseline/peek.cpp": str(SOLUTION)},
+    )
     refused(z, "z/labs/01_cpu_baseline/peek.cpp", "symbolic link")
 
 
@@ -302,8 +315,9 @@ def test_a_tar_with_an_unsafe_path_is_refused(tmp_path):
 def test_a_tar_bomb_is_refused_before_unpacking(tmp_path, monkeypatch):
     """More members than the limit: refused from the headers, nothing unpacked."""
     names = [f"t/labs/junk/{i}" for i in range(submission_files.MAX_ENTRIES + 1)]
-    t = tar_of(tmp_path / "bomb.tar.gz", [tarfile.TarInfo(n) for n in names],
-               {n: b"" for n in names})
+    t = tar_of(
+        tmp_path / "bomb.tar.gz", [tarfile.TarInfo(n) for n in names], {n: b"" for n in names}
+    )
     unpacked = []
     monkeypatch.setattr(tarfile.TarFile, "extractall", lambda *a, **k: unpacked.append(a))
     refused(t, f"more than {submission_files.MAX_ENTRIES} members")
@@ -319,9 +333,14 @@ def test_a_tar_that_unpacks_too_large_is_refused(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ git
 
+
 def git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                   cwd=cwd, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
@@ -345,22 +364,37 @@ def test_a_git_clone_is_scanned_like_a_folder(tmp_path):
 
 # ------------------------------------------------------------------ student ids
 
+
 def test_ids_keep_unicode_letters_and_stay_distinct():
     assert submissions.student_name("/subs/张三.zip") == "张三"
     assert submissions.student_name("/subs/李四.tar.gz") == "李四"
     assert submissions.student_ids(["/subs/张三.zip", "/subs/李四.tgz"]) == {
-        "/subs/张三.zip": "张三", "/subs/李四.tgz": "李四"}
+        "/subs/张三.zip": "张三",
+        "/subs/李四.tgz": "李四",
+    }
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("/subs/ann", "ann"), ("/subs/ann/", "ann"), ("/subs/bea.zip", "bea"),
-    ("/subs/cid.tar", "cid"), ("/subs/dan.tgz", "dan"), ("/subs/eve.tar.gz", "eve"),
-    ("https://git.example.edu/fay/cuda-labs.git", "cuda-labs"),
-    ("https://git.example.edu/fay/", "fay"), ("git@example.edu:gus/labs-gus.git", "labs-gus"),
-    ("/subs/hal/.git", "hal"), ("/subs/o'brien & co", "o_brien___co"),
-    ("/subs/..", "student"), ("/", "student"), ("/subs/-rf", "_-rf"),
-    ("/subs/.hidden", "_.hidden"), ("/subs/a\nb", "a_b"),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("/subs/ann", "ann"),
+        ("/subs/ann/", "ann"),
+        ("/subs/bea.zip", "bea"),
+        ("/subs/cid.tar", "cid"),
+        ("/subs/dan.tgz", "dan"),
+        ("/subs/eve.tar.gz", "eve"),
+        ("https://git.example.edu/fay/cuda-labs.git", "cuda-labs"),
+        ("https://git.example.edu/fay/", "fay"),
+        ("git@example.edu:gus/labs-gus.git", "labs-gus"),
+        ("/subs/hal/.git", "hal"),
+        ("/subs/o'brien & co", "o_brien___co"),
+        ("/subs/..", "student"),
+        ("/", "student"),
+        ("/subs/-rf", "_-rf"),
+        ("/subs/.hidden", "_.hidden"),
+        ("/subs/a\nb", "a_b"),
+    ],
+)
 def test_ids_are_readable_and_safe_folder_names(spec, expected):
     sid = submissions.student_name(spec)
     if expected is not None:
@@ -388,12 +422,21 @@ def test_one_folder_spelled_several_ways_is_one_submission(tmp_path, monkeypatch
     assert ids == {str(folder): "ann"}
 
 
-@pytest.mark.parametrize("a, b", [
-    ("/a/stu01", "/b/stu01"),
-    ("https://git.example.edu/alice/cuda-labs.git", "https://git.example.edu/bob/cuda-labs.git"),
-    ("/a/Alice", "/b/alice"),   # one folder on a case-insensitive file system
-    ("/a/" + unicodedata.normalize("NFC", "José"), "/b/" + unicodedata.normalize("NFD", "José")),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("/a/stu01", "/b/stu01"),
+        (
+            "https://git.example.edu/alice/cuda-labs.git",
+            "https://git.example.edu/bob/cuda-labs.git",
+        ),
+        ("/a/Alice", "/b/alice"),  # one folder on a case-insensitive file system
+        (
+            "/a/" + unicodedata.normalize("NFC", "José"),
+            "/b/" + unicodedata.normalize("NFD", "José"),
+        ),
+    ],
+)
 def test_two_submissions_with_one_id_are_refused(a, b):
     with pytest.raises(ValueError) as e:
         submissions.student_ids([a, b])
@@ -402,8 +445,10 @@ def test_two_submissions_with_one_id_are_refused(a, b):
 
 
 def test_a_roster_settles_a_clash():
-    a, b = ("https://git.example.edu/alice/cuda-labs.git",
-            "https://git.example.edu/bob/cuda-labs.git")
+    a, b = (
+        "https://git.example.edu/alice/cuda-labs.git",
+        "https://git.example.edu/bob/cuda-labs.git",
+    )
     ids = submissions.student_ids([a, b], roster={a: "alice", b + "/": "bob"})
     assert ids == {a: "alice", b: "bob"}
 
@@ -424,7 +469,7 @@ def test_a_roster_id_must_be_a_safe_folder_name(bad):
 def test_a_roster_id_must_be_unique():
     with pytest.raises(ValueError, match="given to both"):
         submissions.student_ids(["/a/x", "/b/y"], roster={"/a/x": "ann", "/b/y": "ann"})
-    with pytest.raises(ValueError, match="would both be graded"):   # a derived id clashes
+    with pytest.raises(ValueError, match="would both be graded"):  # a derived id clashes
         submissions.student_ids(["/a/x", "/b/ann"], roster={"/a/x": "ann"})
 
 
@@ -435,10 +480,15 @@ def test_open_submission_takes_the_id_it_is_given(tmp_path):
 
 def test_a_roster_file_is_csv(tmp_path):
     roster = tmp_path / "roster.csv"
-    roster.write_text("submission,student_id\n# a comment\n\n/a/x, ann\n"
-                      "https://git.example.edu/张三/labs.git,张三\n", encoding="utf-8")
+    roster.write_text(
+        "submission,student_id\n# a comment\n\n/a/x, ann\n"
+        "https://git.example.edu/张三/labs.git,张三\n",
+        encoding="utf-8",
+    )
     assert submissions.read_roster(roster) == {
-        "/a/x": "ann", "https://git.example.edu/张三/labs.git": "张三"}
+        "/a/x": "ann",
+        "https://git.example.edu/张三/labs.git": "张三",
+    }
     roster.write_text("/a/x,ann,extra\n")
     with pytest.raises(ValueError, match="roster.csv:1: expected"):
         submissions.read_roster(roster)

@@ -1,6 +1,7 @@
 """What the grader installs when meson, ninja or pytest is missing: into the
 repository's own .venv, never the system Python (no --user, no
 --break-system-packages)."""
+
 import os
 
 import pytest

@@ -1,6 +1,7 @@
 """What every figure shares: matplotlib set up once, a figure saved only when its
 bytes change (so a rebuild leaves the committed PNGs alone), and the cells and
 colours the diagrams are drawn with."""
+
 from __future__ import annotations
 
 import io
@@ -21,21 +22,37 @@ def fs(w: float, h: float) -> tuple[float, float]:
 class Canvas:
     def __init__(self, out_dir: Path):
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         from matplotlib import patches
+
         self.plt, self.patches = plt, patches
-        plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "figure.dpi": DPI,
-                             "savefig.dpi": DPI, "axes.spines.top": False,
-                             "axes.spines.right": False, "svg.hashsalt": "slides"})
+        plt.rcParams.update(
+            {
+                "font.size": 10,
+                "axes.titlesize": 11,
+                "figure.dpi": DPI,
+                "savefig.dpi": DPI,
+                "axes.spines.top": False,
+                "axes.spines.right": False,
+                "svg.hashsalt": "slides",
+            }
+        )
         self.out = out_dir
         self.out.mkdir(parents=True, exist_ok=True)
         self.written: list[Path] = []
 
     def save(self, fig, name: str) -> None:
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
-                    bbox_inches="tight", pad_inches=0.08)
+        fig.savefig(
+            buf,
+            format="png",
+            dpi=DPI,
+            metadata={"Software": None},
+            bbox_inches="tight",
+            pad_inches=0.08,
+        )
         self.plt.close(fig)
         path = self.out / name
         data = buf.getvalue()
@@ -47,13 +64,29 @@ class Canvas:
         cmap = self.plt.get_cmap("tab20" if T > 10 else "tab10")
         return cmap(t % cmap.N)
 
-    def cell(self, ax, x, y, colour="white", text="", hatch=None, edge="0.5", tc="black", fs=7,
-             w=1.0, h=1.0):
-        ax.add_patch(self.patches.Rectangle((x, y), w * 0.94, h * 0.86, facecolor=colour,
-                                            edgecolor=edge, hatch=hatch, lw=0.8))
+    def cell(
+        self,
+        ax,
+        x,
+        y,
+        colour="white",
+        text="",
+        hatch=None,
+        edge="0.5",
+        tc="black",
+        fs=7,
+        w=1.0,
+        h=1.0,
+    ):
+        ax.add_patch(
+            self.patches.Rectangle(
+                (x, y), w * 0.94, h * 0.86, facecolor=colour, edgecolor=edge, hatch=hatch, lw=0.8
+            )
+        )
         if text:
-            ax.text(x + w * 0.47, y + h * 0.43, text, ha="center", va="center", fontsize=fs,
-                    color=tc)
+            ax.text(
+                x + w * 0.47, y + h * 0.43, text, ha="center", va="center", fontsize=fs, color=tc
+            )
 
     def blank(self, ax, xmax, ymax):
         ax.set_xlim(-0.2, xmax)
@@ -65,4 +98,3 @@ class Canvas:
         ax.set_xlabel("input size (elements)")
         ax.set_ylabel("GB/s of input read")
         ax.grid(alpha=0.3)
-

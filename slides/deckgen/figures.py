@@ -1,4 +1,5 @@
 """Every figure of the decks, drawn in one pass (make_figures.py calls `all`)."""
+
 from __future__ import annotations
 
 from .diagrams_loads import LoadDiagrams
@@ -14,7 +15,7 @@ class Figures(MeasuredPlots, TreeDiagrams, LoadDiagrams):
         self.memory(ev)
         self.pairwise()
         for meta in ev.course.labs:
-            if meta.tree:      # labs 02-04: one block's tree, drawn from its shape
+            if meta.tree:  # labs 02-04: one block's tree, drawn from its shape
                 self.who_tree(meta)
                 self.activity(meta)
                 self.banks(meta)
@@ -43,4 +44,3 @@ class Figures(MeasuredPlots, TreeDiagrams, LoadDiagrams):
         for p in self.out.glob("*.png"):
             if p.name.startswith(("bw_", "ceiling_", "accuracy_")) and p not in self.written:
                 p.unlink()
-

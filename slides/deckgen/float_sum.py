@@ -5,6 +5,7 @@ inputs (Hard/FloatSumAccuracy.*: ulps and relative error), and the run's
 studies hold the sort-first study (tests/tuning/sort_first_study.cu): the same
 values shuffled and sorted by magnitude, over several seeds, and the sort's
 time beside each method's sum."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from .view import Evidence, Lab, as_float, gb
 FLOAT_METHODS = ("naive", "pairwise", "kahan", "double")
 FLOAT_INPUTS = ("wide_sorted", "wide_shuffled", "cancellation")
 JUDGED_METHODS = ("kahan", "double")  # the others' errors are recorded, not judged
-ACCURACY_LIMIT = 2.0 ** -22           # relative error allowed to the judged methods
+ACCURACY_LIMIT = 2.0**-22  # relative error allowed to the judged methods
 SORT_STUDY = "sort-first-study"
 ORDERS = ("shuffled", "sorted")
 
@@ -23,6 +24,7 @@ ORDERS = ("shuffled", "sorted")
 @dataclass
 class Accuracy:
     """One run's accuracy tests: (method, input) -> (ulps, relative error) as recorded."""
+
     where: str
     errors: dict[tuple[str, str], tuple[str, float | None]]
 
@@ -36,8 +38,11 @@ class Accuracy:
 
 
 def accuracy_of_run(lab: Lab) -> Accuracy | None:
-    errors = {(c["method"], c["input"]): (c["ulps"], as_float(c.get("relative_error")))
-              for c in lab.all_cases if "ulps" in c and "method" in c and "input" in c}
+    errors = {
+        (c["method"], c["input"]): (c["ulps"], as_float(c.get("relative_error")))
+        for c in lab.all_cases
+        if "ulps" in c and "method" in c and "input" in c
+    }
     if not errors:
         return None
     seed = lab.seed
@@ -53,32 +58,47 @@ def sort_study(ev: Evidence) -> dict | None:
 def sort_study_block(st: dict) -> list[str]:
     rows_in = st["accuracy"]
     k = len(rows_in)
-    rows = ["| method | shuffled: median | max | sorted: median | max | sorting: better, worse |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    rows = [
+        "| method | shuffled: median | max | sorted: median | max | sorting: better, worse |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for m in FLOAT_METHODS:
         sh = [r["shuffled_ulps"][m] for r in rows_in]
         so = [r["sorted_ulps"][m] for r in rows_in]
         # By more than half an ulp: 1.497 and 1.503 are the same distance on two sides.
         better = sum(b < a - 0.5 for a, b in zip(sh, so))
         worse = sum(b > a + 0.5 for a, b in zip(sh, so))
-        rows.append(f"| {m} | {median(sh):.3g} | {max(sh):.3g} | {median(so):.3g} | "
-                    f"{max(so):.3g} | {better}, {worse} of {k} |")
+        rows.append(
+            f"| {m} | {median(sh):.3g} | {max(sh):.3g} | {median(so):.3g} | "
+            f"{max(so):.3g} | {better}, {worse} of {k} |"
+        )
     n = int(st["n_timing"])
     sort_ms = as_float(st.get("sort_ms"))
     sums = st.get("sum_ms", {})
-    cost = (f"Sorting {n:,} floats by magnitude (CUB radix sort) took {sort_ms:.2f} ms; the "
-            f"sums of the same size took {', '.join(f'{m} {as_float(v):.3f}' for m, v in sums.items())} "
-            f"ms (median, same process)")
+    cost = (
+        f"Sorting {n:,} floats by magnitude (CUB radix sort) took {sort_ms:.2f} ms; the "
+        f"sums of the same size took {', '.join(f'{m} {as_float(v):.3f}' for m, v in sums.items())} "
+        f"ms (median, same process)"
+    )
     ref = as_float(sums.get("kahan"))  # the study's own sum: the same process as its sort
     if ref and sort_ms:
         cost += f": the sort alone is {sort_ms / ref:.0f} times the compensated sum."
-    return ["## Measured: sort first? Same values, two orders", "",
-            f"Error in ulps of the exact sum, $2^{{24}}$ `wide_shuffled` floats and the same "
-            f"floats sorted by magnitude on the GPU, {k} seeds (`tests/tuning/sort_first_study.cu`, "
-            "same run). Better or worse: by more than half an ulp.", "", *rows, "", cost, "",
-            "## Measured: sort first? Each draw", "",
-            "![Each seed's error, shuffled and sorted, by method](figures/"
-            "accuracy_sort_first.png)", ""]
+    return [
+        "## Measured: sort first? Same values, two orders",
+        "",
+        f"Error in ulps of the exact sum, $2^{{24}}$ `wide_shuffled` floats and the same "
+        f"floats sorted by magnitude on the GPU, {k} seeds (`tests/tuning/sort_first_study.cu`, "
+        "same run). Better or worse: by more than half an ulp.",
+        "",
+        *rows,
+        "",
+        cost,
+        "",
+        "## Measured: sort first? Each draw",
+        "",
+        "![Each seed's error, shuffled and sorted, by method](figures/accuracy_sort_first.png)",
+        "",
+    ]
 
 
 def accuracy_table(acc: Accuracy) -> list[str]:
@@ -106,8 +126,15 @@ def method_bandwidth(lab: Lab) -> list[tuple[str, dict]]:
                 continue
             pre = "" if "gbps" in c else f"{m}_"
             if f"{pre}gbps" in c:
-                out.append((m, {k: as_float(c.get(pre + k)) for k in
-                                ("gbps", "fraction", "median_ms", "n", "ceiling_gbps")}))
+                out.append(
+                    (
+                        m,
+                        {
+                            k: as_float(c.get(pre + k))
+                            for k in ("gbps", "fraction", "median_ms", "n", "ceiling_gbps")
+                        },
+                    )
+                )
     return out
 
 
@@ -120,24 +147,38 @@ def float_sum_block(ev: Evidence, lab: Lab) -> list[str]:
         rows = ["| method | GB/s | of the copy | median ms |", "| --- | ---: | ---: | ---: |"]
         for m, v in methods:
             frac, ms = v.get("fraction"), v.get("median_ms")
-            rows.append(f"| {m}{' (graded)' if m == 'kahan' else ''} | {gb(v.get('gbps'))} | "
-                        f"{'-' if frac is None else f'{frac:.3f}'} | "
-                        f"{'-' if ms is None else f'{ms:.3f}'} |")
-        out += ["## Measured: four methods, the same bytes", "",
-                f"The bandwidth test of each method, {int(n):,} floats ({n * 4 / 2**20:,.0f} MiB), "
-                f"same run.", "", *rows, ""]
+            rows.append(
+                f"| {m}{' (graded)' if m == 'kahan' else ''} | {gb(v.get('gbps'))} | "
+                f"{'-' if frac is None else f'{frac:.3f}'} | "
+                f"{'-' if ms is None else f'{ms:.3f}'} |"
+            )
+        out += [
+            "## Measured: four methods, the same bytes",
+            "",
+            f"The bandwidth test of each method, {int(n):,} floats ({n * 4 / 2**20:,.0f} MiB), "
+            f"same run.",
+            "",
+            *rows,
+            "",
+        ]
     acc = accuracy_of_run(lab)
     if acc:
-        out += ["## Measured: accuracy", "",
-                f"Error in ulps of the exact sum (the float spacing there), $2^{{24}}$ elements; "
-                f"{acc.where}. At most 0.5: the correctly rounded float. Kahan and double must "
-                "stay within $2^{-22}$ relative: the last column, in ulps.", "",
-                *accuracy_table(acc), "",
-                "## Measured: accuracy by method", "",
-                "![Error in ulps of the exact sum, by method and input](figures/"
-                f"accuracy_{lab.id}.png)", ""]
+        out += [
+            "## Measured: accuracy",
+            "",
+            f"Error in ulps of the exact sum (the float spacing there), $2^{{24}}$ elements; "
+            f"{acc.where}. At most 0.5: the correctly rounded float. Kahan and double must "
+            "stay within $2^{-22}$ relative: the last column, in ulps.",
+            "",
+            *accuracy_table(acc),
+            "",
+            "## Measured: accuracy by method",
+            "",
+            "![Error in ulps of the exact sum, by method and input](figures/"
+            f"accuracy_{lab.id}.png)",
+            "",
+        ]
     st = sort_study(ev)
     if st:
         out += sort_study_block(st)
     return out
-

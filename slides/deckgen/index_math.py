@@ -1,5 +1,6 @@
 """The kernels' index arithmetic, in Python: the diagrams are drawn from these,
 so a picture shows what the code does, not what a drawing says it does."""
+
 from __future__ import annotations
 
 
@@ -27,10 +28,12 @@ def tree_sequential(T: int):
         s //= 2
 
 
-
 # A lab's tree shape (labs.toml `tree`) -> who adds what at each step.
-TREE_SHAPES = {"interleaved": tree_interleaved, "strided": tree_strided,
-               "sequential": tree_sequential}
+TREE_SHAPES = {
+    "interleaved": tree_interleaved,
+    "strided": tree_strided,
+    "sequential": tree_sequential,
+}
 
 
 def warps_issuing(tree, T: int = 256, warp: int = 32) -> list[int]:
@@ -132,4 +135,3 @@ def shuffle_steps(lanes: int = 32):
     while off > 0:
         yield off, [(lane, lane + off) for lane in range(lanes) if lane + off < lanes]
         off //= 2
-

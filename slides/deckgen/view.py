@@ -1,6 +1,7 @@
 """The evidence as the decks show it: a gpucheck run (read through grader.infra.evidence,
 the one schema) joined with the course file (grader.labmeta), in the course's
 order, and the few words every table and plot shares."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,13 +17,17 @@ DEFAULT_JSON = REPO / "tests" / "gpu_runs" / "h200" / "gpucheck.json"
 LABS_TOML = REPO / "grader" / "labs.toml"
 
 CONTRACT_WORDS = {"sum": "int sum", "max": "float max", "float sum": "float sum"}
-CUB_NAMES = {"sum": "CUB `DeviceReduce::Sum`", "max": "CUB `DeviceReduce::Max`",
-             "float sum": "CUB `DeviceReduce::Sum` (float)"}
+CUB_NAMES = {
+    "sum": "CUB `DeviceReduce::Sum`",
+    "max": "CUB `DeviceReduce::Max`",
+    "float sum": "CUB `DeviceReduce::Sum` (float)",
+}
 
 
 @dataclass
 class Point:
     """One size of a bench as a plot draws it: no figure where the lab's answer was wrong."""
+
     log2n: int
     n: int
     status: str
@@ -33,13 +38,13 @@ class Point:
 
 @dataclass
 class Bench:
-    key: str            # "bench-02_interleaved", "bench-09_shuffle_vector_loads-sum"
-    contract: str       # sum | max | float sum
+    key: str  # "bench-02_interleaved", "bench-09_shuffle_vector_loads-sum"
+    contract: str  # sum | max | float sum
     run: evidence.BenchRun
     sizes: list[Point]
 
     @property
-    def label(self) -> str:   # "02_interleaved", "09_shuffle_vector_loads-sum"
+    def label(self) -> str:  # "02_interleaved", "09_shuffle_vector_loads-sum"
         return self.key.removeprefix("bench-")
 
     slug = label
@@ -62,8 +67,8 @@ class Bench:
 
 @dataclass
 class Lab:
-    meta: labmeta.Lab                                 # labs.toml's entry
-    entry: evidence.LabEvidence | None = None         # None: not in this run
+    meta: labmeta.Lab  # labs.toml's entry
+    entry: evidence.LabEvidence | None = None  # None: not in this run
     benches: list[Bench] = field(default_factory=list)
 
     id = property(lambda self: self.meta.id)
@@ -122,7 +127,7 @@ class Evidence:
     run: evidence.GpuCheck
     course: labmeta.Course
     labs: list[Lab]
-    profile: evidence.ProfileFile | None   # `grader profile --references`, beside the run
+    profile: evidence.ProfileFile | None  # `grader profile --references`, beside the run
 
     gpu = property(lambda self: self.run.machine.gpu)
     driver = property(lambda self: self.run.machine.driver)
@@ -148,9 +153,17 @@ class Evidence:
 def _bench(key: str, run: evidence.BenchRun, kind: str) -> Bench:
     same = run.cub_same_process
     contract = run.contract or ("max" if "max" in kind else "sum")
-    points = [Point(s.log2n, s.n, s.status, s.gbps if s.ok else None,
-                    s.cub_gbps if s.ok or not same else None, s.floor_gbps)
-              for s in run.sizes]
+    points = [
+        Point(
+            s.log2n,
+            s.n,
+            s.status,
+            s.gbps if s.ok else None,
+            s.cub_gbps if s.ok or not same else None,
+            s.floor_gbps,
+        )
+        for s in run.sizes
+    ]
     return Bench(key, contract, run, points)
 
 
@@ -199,8 +212,10 @@ def rel(path: Path) -> str:
 
 
 def provenance(ev: Evidence) -> str:
-    return (f"{ev.gpu} (driver {ev.driver}, CUDA {ev.cuda}); `{rel(ev.path)}`, "
-            f"commit `{ev.commit}`, {ev.date}.")
+    return (
+        f"{ev.gpu} (driver {ev.driver}, CUDA {ev.cuda}); `{rel(ev.path)}`, "
+        f"commit `{ev.commit}`, {ev.date}."
+    )
 
 
 def previous_bench(ev: Evidence, lab: Lab, bench: Bench) -> tuple[Lab, Bench] | None:

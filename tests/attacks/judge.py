@@ -1,6 +1,7 @@
 """What each attack of attacks.toml must get, checked against a batch's
 results: used by grader/tests/test_attacks.py (CI, lab 01) and run_attacks.py
 (a GPU lab on a GPU machine)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,21 +14,30 @@ def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
     lab = result.labs[0]
     name = attack["name"]
     if policy and attack["policy"] == "yes":
-        return [] if lab.status == "policy" and lab.points == 0 else \
-            [f"{name}: expected a policy violation, got {lab.status} {lab.points:g}"]
+        return (
+            []
+            if lab.status == "policy" and lab.points == 0
+            else [f"{name}: expected a policy violation, got {lab.status} {lab.points:g}"]
+        )
     if policy and attack["policy"] == "if_builds":
-        return [] if lab.status in ("policy", "build_failed") and lab.points == 0 else \
-            [f"{name}: expected a policy violation or no build, got {lab.status}"]
+        return (
+            []
+            if lab.status in ("policy", "build_failed") and lab.points == 0
+            else [f"{name}: expected a policy violation or no build, got {lab.status}"]
+        )
     if attack["policy"] == "if_builds" and lab.status == "build_failed" and lab.points == 0:
         return []  # this compiler does not declare it: nothing to grade
     problems = []
     if attack["expect"] == "zero" and lab.points != 0:
         problems.append(f"{name}: expected 0 points, got {lab.points:g} ({lab.status})")
     if attack["expect"] == "correct" and not (
-            lab.status == "graded" and lab.points_correctness == lab.max_correctness):
+        lab.status == "graded" and lab.points_correctness == lab.max_correctness
+    ):
         why = lab.first_failure.describe() if lab.first_failure else lab.reason
-        problems.append(f"{name}: expected every correctness point, got "
-                        f"{lab.points_correctness:g} ({lab.status}: {why})")
+        problems.append(
+            f"{name}: expected every correctness point, got "
+            f"{lab.points_correctness:g} ({lab.status}: {why})"
+        )
     for check in attack.get("check", []):
         if check == "note":
             notes = " ".join(lab.notes + result.notes + [lab.reason])
@@ -36,11 +46,15 @@ def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
         elif check == "no_performance":
             # A lab is as fast as its slowest variant: one slow variant, no points.
             if lab.points_performance != 0:
-                problems.append(f"{name}: expected no performance points, got "
-                                f"{lab.points_performance:g} (fraction {lab.fraction})")
+                problems.append(
+                    f"{name}: expected no performance points, got "
+                    f"{lab.points_performance:g} (fraction {lab.fraction})"
+                )
         elif check == "ceiling_unmoved":
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
-            before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side]["before"]
+            before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side][
+                "before"
+            ]
             if lab.ceiling_gbps is None or abs(lab.ceiling_gbps - before) > 1e-3 * before:
                 problems.append(f"{name}: ceiling {lab.ceiling_gbps} is not the batch's {before}")
     return problems

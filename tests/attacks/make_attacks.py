@@ -4,6 +4,7 @@ holding labs/ (the reference solutions, with the attack in one fence, or the
 special file its `kind` names).
 
 usage: make_attacks.py DEST [--lab LAB] [KEY=VALUE ...]   placeholders, e.g. OUT=/tmp/out"""
+
 from __future__ import annotations
 
 import os
@@ -19,13 +20,15 @@ sys.path.insert(0, str(REPO / "tests" / "escapes"))
 import make_escapes  # noqa: E402
 
 # Raw system calls for bodies that need them (lab 01 includes no header for them).
-SYS = ('auto sys = [](long nr, long a = 0, long b = 0, long c = 0, long d = 0) {\n'
-       '    long ret;\n'
-       '    register long r10 asm("r10") = d;\n'
-       '    asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)\n'
-       '                 : "rcx", "r11", "memory");\n'
-       '    return ret;\n'
-       '  };')
+SYS = (
+    "auto sys = [](long nr, long a = 0, long b = 0, long c = 0, long d = 0) {\n"
+    "    long ret;\n"
+    '    register long r10 asm("r10") = d;\n'
+    '    asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)\n'
+    '                 : "rcx", "r11", "memory");\n'
+    "    return ret;\n"
+    "  };"
+)
 
 
 def load(lab: str | None = None) -> list[dict]:
@@ -55,19 +58,28 @@ def write_attack(attack: dict, root: Path, values: dict[str, str]) -> Path:
     edits = [(attack["fence"], attack["body"], False)] if "fence" in attack else []
     edits += [(name, lines, True) for name, lines in attack.get("prepend", {}).items()]
     for name, lines, keep in edits:
-        fence = re.compile(r"(// ---- your code here \(" + re.escape(name) +
-                           r"\) ----\n)(.*?)(\n[ \t]*// ---- end ----)", re.S)
+        fence = re.compile(
+            r"(// ---- your code here \("
+            + re.escape(name)
+            + r"\) ----\n)(.*?)(\n[ \t]*// ---- end ----)",
+            re.S,
+        )
         body = fill(lines.strip("\n"), dict(values, SELF=root.name))
         text, count = fence.subn(
-            lambda m: m.group(1) + body + ("\n" + m.group(2) if keep else "") + m.group(3), text)
+            lambda m: m.group(1) + body + ("\n" + m.group(2) if keep else "") + m.group(3), text
+        )
         if count != 1:
             raise SystemExit(f"{path}: fence {name} not found once")
     path.write_text(text)
     return root
 
 
-def write_attacks(dest: Path, values: dict[str, str] | None = None, lab: str | None = None,
-                  names: list[str] | None = None) -> dict[str, Path]:
+def write_attacks(
+    dest: Path,
+    values: dict[str, str] | None = None,
+    lab: str | None = None,
+    names: list[str] | None = None,
+) -> dict[str, Path]:
     """Writes DEST/<name>/labs for each attack (of `lab`, or those named)."""
     made = {}
     values = dict({"OUT": "/tmp/attack-out", "SOLUTION": str(REPO / "solutions")}, **(values or {}))

@@ -13,6 +13,7 @@ instructor runs, here with two students per GPU, so the untimed tests share
 the GPU and the timed ones wait to run alone), contained-split and
 sandboxed-split (policy check off: the checker/runner split alone, one student
 at a time), sandboxed-policy."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,15 +41,24 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     shutil.rmtree(work / mode, ignore_errors=True)
     honest = []
     for name in ("aaa_honest", "zzz_honest"):
-        shutil.copytree(REPO / "solutions", subs / name / "labs",
-                        ignore=shutil.ignore_patterns("README.md"))
+        shutil.copytree(
+            REPO / "solutions", subs / name / "labs", ignore=shutil.ignore_patterns("README.md")
+        )
         honest.append(subs / name)
     attacks = {a["name"]: a for a in make_attacks.load(lab)}
     made = make_attacks.write_attacks(subs, {"OUT": str(out)}, lab)
     specs = [honest[0], *made.values(), honest[1]]
-    config = batch_config.BatchConfig(out=out, lab_ids=[lab], perf=True, timeout=timeout, arch=arch,
-                               sandbox=sandboxed, linked_policy=policy, sanitize=False,
-                               jobs_per_gpu=2 if mode == "contained-policy" else 1)
+    config = batch_config.BatchConfig(
+        out=out,
+        lab_ids=[lab],
+        perf=True,
+        timeout=timeout,
+        arch=arch,
+        sandbox=sandboxed,
+        linked_policy=policy,
+        sanitize=False,
+        jobs_per_gpu=2 if mode == "contained-policy" else 1,
+    )
     started = time.time()
     log: list[str] = []
 
@@ -62,24 +72,37 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     problems = {name: judge.judge(a, results[name], out, policy) for name, a in attacks.items()}
     for name in ("aaa_honest", "zzz_honest"):
         lab_result = results[name].labs[0]
-        if lab_result.points_correctness != lab_result.max_correctness or \
-                lab_result.points_performance <= 0:
+        if (
+            lab_result.points_correctness != lab_result.max_correctness
+            or lab_result.points_performance <= 0
+        ):
             problems[name] = [f"{name}: honest work lost points: {lab_result.points:g}"]
     problems["files"] = judge.judge_files(out)
     if (out / "escape-outlived").exists() and os.geteuid() == 0:
         problems["files"].append("an outliving process wrote into the batch's folder")
-    return {"mode": mode, "lab": lab, "seconds": round(seconds, 1),
-            "results": {k: r.to_dict() for k, r in results.items()},
-            "problems": {k: v for k, v in problems.items() if v}, "log": log[-60:]}
+    return {
+        "mode": mode,
+        "lab": lab,
+        "seconds": round(seconds, 1),
+        "results": {k: r.to_dict() for k, r in results.items()},
+        "problems": {k: v for k, v in problems.items() if v},
+        "log": log[-60:],
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
-    ap.add_argument("--lab", action="append",
-                    help="a lab with attacks in attacks.toml (repeatable; default 07 and 09)")
-    ap.add_argument("--mode", action="append", choices=["contained-policy", "contained-split",
-                                                         "sandboxed-split", "sandboxed-policy"])
+    ap.add_argument(
+        "--lab",
+        action="append",
+        help="a lab with attacks in attacks.toml (repeatable; default 07 and 09)",
+    )
+    ap.add_argument(
+        "--mode",
+        action="append",
+        choices=["contained-policy", "contained-split", "sandboxed-split", "sandboxed-policy"],
+    )
     ap.add_argument("--arch", default="auto")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--work", type=Path, default=Path("/tmp/attack-runs"))
@@ -94,8 +117,10 @@ def main() -> int:
     labs = args.lab or ["07_atomic_finish", "09_shuffle_vector_loads"]
     failed = sum(run_lab(lab, modes, args) for lab in labs)
     # gpucheck keeps the last line as this part's summary: one line for every lab.
-    print(f"attacks on {', '.join(labs)} ({', '.join(modes)}): "
-          + ("OK" if not failed else f"{failed} problem(s)"))
+    print(
+        f"attacks on {', '.join(labs)} ({', '.join(modes)}): "
+        + ("OK" if not failed else f"{failed} problem(s)")
+    )
     return 1 if failed else 0
 
 

@@ -5,6 +5,7 @@ sum_sequential).
 
 usage: make_escapes.py DEST [KEY=VALUE ...]   placeholders, e.g. CANARY=/tmp/canary
                                               PORT=40001 (the rest have defaults)"""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 LAB = "01_cpu_baseline"
-FENCE = re.compile(r"(// ---- your code here \(sum_sequential\) ----\n).*?(\s*// ---- end ----)",
-                   re.S)
+FENCE = re.compile(
+    r"(// ---- your code here \(sum_sequential\) ----\n).*?(\s*// ---- end ----)", re.S
+)
 
 
 def load() -> list[dict]:
@@ -25,11 +27,15 @@ def load() -> list[dict]:
 
 
 def defaults() -> dict[str, str]:
-    return {"SOLUTION": str(REPO / "solutions" / LAB / "cpu_sum.cpp"),
-            "HIDDEN": str(REPO / "tests" / "cpu_sum_test.cpp"),
-            "OTHER": str(REPO / "solutions" / LAB / "cpu_sum.cpp"),
-            "CANARY": "/tmp/escape-canary", "WORKER": "/tmp/escape-worker",
-            "OUT": "/tmp/escape-out", "PORT": "40001"}
+    return {
+        "SOLUTION": str(REPO / "solutions" / LAB / "cpu_sum.cpp"),
+        "HIDDEN": str(REPO / "tests" / "cpu_sum_test.cpp"),
+        "OTHER": str(REPO / "solutions" / LAB / "cpu_sum.cpp"),
+        "CANARY": "/tmp/escape-canary",
+        "WORKER": "/tmp/escape-worker",
+        "OUT": "/tmp/escape-out",
+        "PORT": "40001",
+    }
 
 
 def fill(body: str, values: dict[str, str]) -> str:
@@ -41,8 +47,9 @@ def fill(body: str, values: dict[str, str]) -> str:
     return body
 
 
-def write_escapes(dest: Path, values: dict[str, str] | None = None,
-                  names: list[str] | None = None) -> dict[str, Path]:
+def write_escapes(
+    dest: Path, values: dict[str, str] | None = None, names: list[str] | None = None
+) -> dict[str, Path]:
     """Writes DEST/<name>/labs for each escape (or those named); returns name -> folder."""
     values = dict(defaults(), **(values or {}))
     made = {}
@@ -50,7 +57,9 @@ def write_escapes(dest: Path, values: dict[str, str] | None = None,
         if names is not None and esc["name"] not in names:
             continue
         root = dest / esc["name"]
-        shutil.copytree(REPO / "solutions", root / "labs", ignore=shutil.ignore_patterns("README.md"))
+        shutil.copytree(
+            REPO / "solutions", root / "labs", ignore=shutil.ignore_patterns("README.md")
+        )
         path = root / "labs" / LAB / "cpu_sum.cpp"
         text = path.read_text()
         body = fill(esc["body"].strip("\n"), values)

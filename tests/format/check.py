@@ -19,6 +19,7 @@ tests/submissions) and the mutants (tests/mutants) are TOML: code pasted into,
 or substituted in, copies of the formatted solutions at test time. They are
 not checked here; tests/mutate.py and make_class.py stop with an error when a
 substitution no longer matches the solution exactly once."""
+
 from __future__ import annotations
 
 import os
@@ -36,7 +37,7 @@ VERSION = 14
 # Path prefix (relative to the repository) -> why it is not formatted.
 EXCLUDED = {
     "tests/gpu_runs/": "GPU evidence: the code a student wrote and ran in a recorded session "
-                       "(tests/gpu_runs/README.md), kept byte for byte as measured",
+    "(tests/gpu_runs/README.md), kept byte for byte as measured",
 }
 
 
@@ -46,14 +47,22 @@ def project_files() -> list[str]:
     try:
         listed = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *FOLDERS],
-            cwd=REPO, text=True, capture_output=True)
-    except FileNotFoundError:   # no git on this machine
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+        )
+    except FileNotFoundError:  # no git on this machine
         listed = subprocess.CompletedProcess([], 1)
     if listed.returncode == 0:
         names = [n for n in listed.stdout.splitlines() if (REPO / n).is_file()]
     else:
-        names = [str(p.relative_to(REPO)) for f in FOLDERS if (REPO / f).is_dir()
-                 for p in (REPO / f).rglob("*") if p.is_file()]
+        names = [
+            str(p.relative_to(REPO))
+            for f in FOLDERS
+            if (REPO / f).is_dir()
+            for p in (REPO / f).rglob("*")
+            if p.is_file()
+        ]
     return sorted(n for n in names if Path(n).suffix in SUFFIXES)
 
 
@@ -67,8 +76,10 @@ def find_clang_format() -> tuple[str | None, str]:
     candidates = [chosen] if chosen else [f"clang-format-{VERSION}", "clang-format"]
     found = [p for c in candidates if (p := shutil.which(c))]
     if not found:
-        return None, ("clang-format is not installed (Debian/Ubuntu: apt install clang-format, "
-                      f"version {VERSION})")
+        return None, (
+            "clang-format is not installed (Debian/Ubuntu: apt install clang-format, "
+            f"version {VERSION})"
+        )
     seen = []
     for path in found:
         out = subprocess.run([path, "--version"], text=True, capture_output=True).stdout
@@ -76,9 +87,11 @@ def find_clang_format() -> tuple[str | None, str]:
         if m and int(m.group(1)) == VERSION:
             return path, ""
         seen.append(f"{path} is {m.group(1) if m else 'of unknown version'}")
-    return None, (f"the tree is formatted with clang-format {VERSION}, and "
-                  f"{'; '.join(seen)}, which may lay out some lines differently; "
-                  f"install clang-format-{VERSION} or set CLANG_FORMAT")
+    return None, (
+        f"the tree is formatted with clang-format {VERSION}, and "
+        f"{'; '.join(seen)}, which may lay out some lines differently; "
+        f"install clang-format-{VERSION} or set CLANG_FORMAT"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -111,11 +124,16 @@ def main(argv: list[str]) -> int:
     mode = ["-i"] if argv == ["--fix"] else ["--dry-run", "--Werror"]
     done = subprocess.run([tool, "--style=file", *mode, *checked], cwd=REPO)
     if done.returncode != 0:
-        print(f"clang-format: files above are not formatted; `python3 {Path(__file__).relative_to(REPO)}"
-              " --fix` formats them", file=sys.stderr)
+        print(
+            f"clang-format: files above are not formatted; `python3 {Path(__file__).relative_to(REPO)}"
+            " --fix` formats them",
+            file=sys.stderr,
+        )
         return 1
-    print(f"clang-format: {len(checked)} files formatted as .clang-format says "
-          f"({len(names) - len(checked)} left out: see --list)")
+    print(
+        f"clang-format: {len(checked)} files formatted as .clang-format says "
+        f"({len(names) - len(checked)} left out: see --list)"
+    )
     return 0
 
 

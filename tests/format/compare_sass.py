@@ -30,6 +30,7 @@ usage: compare_sass.py BEFORE AFTER --cuobjdump PATH [--after-build DIR] [--out 
                        [--jobs N] [--keep DIR]
 exit 0 when every unit is the same, 1 when any differs or fails to compile,
 2 on bad usage or set-up (no meson, no nvcc, a commit git cannot export)."""
+
 from __future__ import annotations
 
 import argparse
@@ -55,17 +56,19 @@ DROP_ALONE = {"-MD", "-c"}
 
 @dataclass(frozen=True)
 class Unit:
-    key: str        # the object file the build would write: unique per compilation
+    key: str  # the object file the build would write: unique per compilation
     source: str
     directory: Path
-    argv: tuple[str, ...]   # the nvcc command that writes the cubin; () for a built object
-    artifact: Path          # the cubin, or the build's object file
+    argv: tuple[str, ...]  # the nvcc command that writes the cubin; () for a built object
+    artifact: Path  # the cubin, or the build's object file
 
 
 # cuobjdump's headers of an object file's fat binary (the cubin has none) and
 # its line for the embedded PTX, which -sass does not disassemble.
-FATBIN_HEADER = re.compile(r"^(Fatbin (elf|ptx) code:|=+$|arch = |code version = |host = |"
-                           r"compile_size = |identifier = |compressed$|ptxasOptions = )")
+FATBIN_HEADER = re.compile(
+    r"^(Fatbin (elf|ptx) code:|=+$|arch = |code version = |host = |"
+    r"compile_size = |identifier = |compressed$|ptxasOptions = )"
+)
 # The names nvcc gives an anonymous namespace, and (with -rdc) a function of
 # internal linkage, carry a hash of the source's absolute path (the same file
 # at two paths gets two names; two layouts of it at one path get one): the two
@@ -97,8 +100,10 @@ def export(rev: str, dest: Path) -> str:
     # export-ignore and leave out solutions/, the mutants and the sweeps. A
     # temporary index keeps the checkout's own index untouched.
     index = {**os.environ, "GIT_INDEX_FILE": str(dest.parent / f".{dest.name}.index")}
-    for cmd in (["git", "read-tree", full.stdout.strip()],
-                ["git", "checkout-index", "--all", f"--prefix={dest}/"]):
+    for cmd in (
+        ["git", "read-tree", full.stdout.strip()],
+        ["git", "checkout-index", "--all", f"--prefix={dest}/"],
+    ):
         done = subprocess.run(cmd, cwd=REPO, env=index, text=True, capture_output=True)
         if done.returncode != 0:
             raise SetupError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
@@ -123,8 +128,11 @@ def cubin_argv(command: str, cubin: Path) -> tuple[str, ...]:
 def configure(tree: Path) -> list[Unit]:
     """meson setup for sm_90; the .cu compilations, their generated sources made."""
     build = tree / "b"
-    setup = run(["meson", "setup", str(build), "-Dgpu_arch=sm_90", "-Dslides=disabled"]
-                + (["--reconfigure"] if (build / "build.ninja").exists() else []), tree)
+    setup = run(
+        ["meson", "setup", str(build), "-Dgpu_arch=sm_90", "-Dslides=disabled"]
+        + (["--reconfigure"] if (build / "build.ninja").exists() else []),
+        tree,
+    )
     if setup.returncode != 0:
         raise SetupError(f"meson setup in {tree} failed:\n{setup.stdout[-3000:]}{setup.stderr}")
     units, generated = [], []
@@ -133,10 +141,17 @@ def configure(tree: Path) -> list[Unit]:
             continue
         key = shlex.split(entry["command"])[shlex.split(entry["command"]).index("-o") + 1]
         if not (Path(entry["directory"]) / entry["file"]).exists():
-            generated.append(entry["file"])   # a mutant: made from its solution by ninja
+            generated.append(entry["file"])  # a mutant: made from its solution by ninja
         cubin = build / "cubins" / (key + ".cubin")
-        units.append(Unit(key, entry["file"], Path(entry["directory"]),
-                          cubin_argv(entry["command"], cubin), cubin))
+        units.append(
+            Unit(
+                key,
+                entry["file"],
+                Path(entry["directory"]),
+                cubin_argv(entry["command"], cubin),
+                cubin,
+            )
+        )
     if generated:
         made = run(["ninja", "-C", str(build), *generated], tree)
         if made.returncode != 0:
@@ -155,11 +170,26 @@ def built_objects(build: Path, rev: str) -> list[Unit]:
         raise SetupError(f"{build} is not configured with -Dgpu_arch=sm_90")
     info = json.loads((build / "meson-info" / "meson-info.json").read_text())
     source = Path(info["directories"]["source"])
-    changed = run(["git", "diff", "--name-only", rev, "--", "common", "labs", "solutions",
-                   "tests", ":!tests/format"], source)
+    changed = run(
+        [
+            "git",
+            "diff",
+            "--name-only",
+            rev,
+            "--",
+            "common",
+            "labs",
+            "solutions",
+            "tests",
+            ":!tests/format",
+        ],
+        source,
+    )
     if changed.returncode != 0 or changed.stdout.strip():
-        raise SetupError(f"the sources of {build} ({source}) are not those of {rev}: "
-                         f"{changed.stdout.split() or changed.stderr.strip()}")
+        raise SetupError(
+            f"the sources of {build} ({source}) are not those of {rev}: "
+            f"{changed.stdout.split() or changed.stderr.strip()}"
+        )
     units = []
     for e in entries:
         key = shlex.split(e["command"])[shlex.split(e["command"]).index("-o") + 1]
@@ -169,14 +199,18 @@ def built_objects(build: Path, rev: str) -> list[Unit]:
     if missing:
         made = run(["ninja", "-C", str(build.resolve()), *missing], build)
         if made.returncode != 0:
-            raise SetupError(f"ninja -C {build} could not build {len(missing)} objects:\n"
-                             f"{made.stdout[-3000:]}")
+            raise SetupError(
+                f"ninja -C {build} could not build {len(missing)} objects:\n{made.stdout[-3000:]}"
+            )
     return units
 
 
 def normalised(text: str) -> str:
-    kept = [PATH_HASH.sub(r"\1(path)_", line) for line in text.splitlines()
-            if line.strip() and not FATBIN_HEADER.match(line)]
+    kept = [
+        PATH_HASH.sub(r"\1(path)_", line)
+        for line in text.splitlines()
+        if line.strip() and not FATBIN_HEADER.match(line)
+    ]
     return "\n".join(kept) + "\n"
 
 
@@ -193,17 +227,21 @@ def compile_and_dump(unit: Unit, cuobjdump: str) -> dict[str, str]:
     env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}{os.pathsep}{os.environ['PATH']}"}
     dumps = {}
     for what in ("-sass", "-res-usage"):
-        d = subprocess.run([cuobjdump, what, str(out)], cwd=unit.directory, env=env,
-                           text=True, capture_output=True)
+        d = subprocess.run(
+            [cuobjdump, what, str(out)], cwd=unit.directory, env=env, text=True, capture_output=True
+        )
         if d.returncode != 0:
             return {"error": f"cuobjdump {what} failed: {d.stderr.strip()}"}
         dumps[what] = normalised(d.stdout.replace(str(out), "FILE"))
     kernels = functions(dumps["-sass"])
-    listed = sum(1 for line in dumps["-res-usage"].splitlines()
-                 if line.strip().startswith("Function "))
+    listed = sum(
+        1 for line in dumps["-res-usage"].splitlines() if line.strip().startswith("Function ")
+    )
     if kernels != listed or dumps["-sass"].count("/*0000*/") < kernels:
-        return {"error": f"cuobjdump -sass shows {kernels} functions with code, -res-usage "
-                         f"lists {listed}: the disassembly is incomplete"}
+        return {
+            "error": f"cuobjdump -sass shows {kernels} functions with code, -res-usage "
+            f"lists {listed}: the disassembly is incomplete"
+        }
     return dumps
 
 
@@ -211,8 +249,9 @@ def functions(sass: str) -> int:
     return sum(1 for line in sass.splitlines() if line.strip().startswith("Function :"))
 
 
-def compare(before: str, after: str, cuobjdump: str, jobs: int, scratch: Path,
-            after_build: Path | None) -> tuple[list[str], bool]:
+def compare(
+    before: str, after: str, cuobjdump: str, jobs: int, scratch: Path, after_build: Path | None
+) -> tuple[list[str], bool]:
     full = {"before": export(before, scratch / "before")}
     units = {"before": configure(scratch / "before")}
     if after_build is None:
@@ -222,23 +261,35 @@ def compare(before: str, after: str, cuobjdump: str, jobs: int, scratch: Path,
     else:
         full["after"] = run(["git", "rev-parse", after + "^{commit}"], REPO).stdout.strip()
         units["after"] = built_objects(after_build, full["after"])
-        how = ("before: nvcc -cubin with each unit's flags from compile_commands.json; after: "
-               "the objects of the build of the after commit (same flags, -c)")
+        how = (
+            "before: nvcc -cubin with each unit's flags from compile_commands.json; after: "
+            "the objects of the build of the after commit (same flags, -c)"
+        )
     keys = {name: {u.key: u for u in us} for name, us in units.items()}
     version = run([cuobjdump, "--version"], scratch).stdout.split()[-1]
-    lines = [f"before {full['before']}", f"after  {full['after']}",
-             f"device code for sm_90, {how}; cuobjdump {version} -sass and -res-usage compared "
-             "as printed, less the fat binary's headers and the hash of the tree's path in "
-             "the names of anonymous namespaces and -rdc statics", ""]
+    lines = [
+        f"before {full['before']}",
+        f"after  {full['after']}",
+        f"device code for sm_90, {how}; cuobjdump {version} -sass and -res-usage compared "
+        "as printed, less the fat binary's headers and the hash of the tree's path in "
+        "the names of anonymous namespaces and -rdc statics",
+        "",
+    ]
     ok = True
     for key in sorted(set(keys["before"]) ^ set(keys["after"])):
         lines.append(f"ONLY-IN-{'BEFORE' if key in keys['before'] else 'AFTER'} {key}")
         ok = False
     common = sorted(set(keys["before"]) & set(keys["after"]))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        dumps = {name: dict(zip(common, pool.map(
-            lambda k, n=name: compile_and_dump(keys[n][k], cuobjdump), common)))
-            for name in ("before", "after")}
+        dumps = {
+            name: dict(
+                zip(
+                    common,
+                    pool.map(lambda k, n=name: compile_and_dump(keys[n][k], cuobjdump), common),
+                )
+            )
+            for name in ("before", "after")
+        }
     same = 0
     for key in common:
         b, a = dumps["before"][key], dumps["after"][key]
@@ -248,16 +299,19 @@ def compare(before: str, after: str, cuobjdump: str, jobs: int, scratch: Path,
             ok = False
         elif b == a:
             digest = hashlib.sha256(a["-sass"].encode()).hexdigest()[:16]
-            lines.append(f"same    {source}  [{key}]  {functions(a['-sass'])} kernels, "
-                         f"sass sha256 {digest}")
+            lines.append(
+                f"same    {source}  [{key}]  {functions(a['-sass'])} kernels, sass sha256 {digest}"
+            )
             same += 1
         else:
             what = [w for w in ("-sass", "-res-usage") if a[w] != b[w]]
             lines.append(f"DIFFERS {source}  [{key}]  in cuobjdump {' and '.join(what)}")
             ok = False
     lines.append("")
-    lines.append(f"{same} of {len(common)} compilation units: identical device code"
-                 + ("" if ok else "; NOT all identical"))
+    lines.append(
+        f"{same} of {len(common)} compilation units: identical device code"
+        + ("" if ok else "; NOT all identical")
+    )
     return lines, ok
 
 
@@ -265,16 +319,25 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("before")
     p.add_argument("after")
-    p.add_argument("--cuobjdump", required=True,
-                   help="cuobjdump binary (pip install nvidia-cuda-cuobjdump puts one in "
-                        "site-packages/nvidia/cu13/bin)")
+    p.add_argument(
+        "--cuobjdump",
+        required=True,
+        help="cuobjdump binary (pip install nvidia-cuda-cuobjdump puts one in "
+        "site-packages/nvidia/cu13/bin)",
+    )
     p.add_argument("--out", type=Path, help="also write the result here")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--after-build", type=Path,
-                   help="a meson build folder (-Dgpu_arch=sm_90, built) of AFTER whose .cu "
-                        "objects stand for the after side: saves compiling them again")
-    p.add_argument("--keep", type=Path, help="scratch folder to use and keep (default: a "
-                   "temporary one, removed)")
+    p.add_argument(
+        "--after-build",
+        type=Path,
+        help="a meson build folder (-Dgpu_arch=sm_90, built) of AFTER whose .cu "
+        "objects stand for the after side: saves compiling them again",
+    )
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="scratch folder to use and keep (default: a temporary one, removed)",
+    )
     args = p.parse_args(argv)
     for tool in ("meson", "ninja", "nvcc", "git"):
         if shutil.which(tool) is None:
@@ -285,8 +348,9 @@ def main(argv: list[str]) -> int:
         return 2
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="compare-sass-"))
     try:
-        lines, ok = compare(args.before, args.after, args.cuobjdump, args.jobs, scratch,
-                            args.after_build)
+        lines, ok = compare(
+            args.before, args.after, args.cuobjdump, args.jobs, scratch, args.after_build
+        )
     except SetupError as e:
         print(f"compare_sass: {e}", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@ renaming identifiers, reformatting (comments gone or new, indentation,
 brace style, spacing) and swapping independent neighbouring statements.
 Written apart from grader/commands/similarity/normalise.py, so that the check is
 not measured against its own idea of a disguise."""
+
 from __future__ import annotations
 
 import random
@@ -12,13 +13,69 @@ from pygments import lexers, token
 
 _LEXER = lexers.get_lexer_by_name("cuda")
 # The lab's signature, the harness's names and CUDA's: a copier cannot rename these.
-KEEP = {"in", "n", "out", "block_sums", "block_maxes", "stream", "kThreads", "lab", "max_op",
-        "std", "size_t", "x", "y", "z", "INFINITY", "CUDA_CHECK", "atomicAdd", "threadIdx",
-        "blockIdx", "blockDim", "gridDim", "__syncthreads", "cudaMemsetAsync", "workspace",
-        "LAB_TODO", "data", "values", "count", "size", "first", "last", "result", "threads",
-        "acc", "partial_sums", "identity", "kLoads", "sum_sequential", "max_op"}
-WORDS = ["alpha", "beta", "gamma", "delta", "omega", "tmp", "idx2", "accum", "cell", "slot",
-         "pos", "cur", "walker", "hop", "lane_id", "store", "bucket", "probe", "acc2", "ptr"]
+KEEP = {
+    "in",
+    "n",
+    "out",
+    "block_sums",
+    "block_maxes",
+    "stream",
+    "kThreads",
+    "lab",
+    "max_op",
+    "std",
+    "size_t",
+    "x",
+    "y",
+    "z",
+    "INFINITY",
+    "CUDA_CHECK",
+    "atomicAdd",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "__syncthreads",
+    "cudaMemsetAsync",
+    "workspace",
+    "LAB_TODO",
+    "data",
+    "values",
+    "count",
+    "size",
+    "first",
+    "last",
+    "result",
+    "threads",
+    "acc",
+    "partial_sums",
+    "identity",
+    "kLoads",
+    "sum_sequential",
+    "max_op",
+}
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "omega",
+    "tmp",
+    "idx2",
+    "accum",
+    "cell",
+    "slot",
+    "pos",
+    "cur",
+    "walker",
+    "hop",
+    "lane_id",
+    "store",
+    "bucket",
+    "probe",
+    "acc2",
+    "ptr",
+]
 
 
 def rename(body: str, seed: int) -> str:
@@ -28,8 +85,13 @@ def rename(body: str, seed: int) -> str:
     out = []
     previous = ""
     for kind, value in _LEXER.get_tokens(body):
-        if kind in token.Name and kind not in token.Name.Builtin and value not in KEEP \
-                and not value.startswith(("__", "cuda", "atomic")) and previous not in (".", "::"):
+        if (
+            kind in token.Name
+            and kind not in token.Name.Builtin
+            and value not in KEEP
+            and not value.startswith(("__", "cuda", "atomic"))
+            and previous not in (".", "::")
+        ):
             if value not in names:
                 names[value] = next(fresh)
             value = names[value]
@@ -48,8 +110,11 @@ def reformat(body: str, seed: int) -> str:
             continue
         depth = (len(code) - len(code.lstrip())) // 2
         text = code.strip()
-        text = re.sub(r"\s*([=+\-*/<>!]=|[+\-*/<>]|=)\s*", r"\1", text) if rng.random() < 0.5 \
+        text = (
+            re.sub(r"\s*([=+\-*/<>!]=|[+\-*/<>]|=)\s*", r"\1", text)
+            if rng.random() < 0.5
             else re.sub(r"\s*(==|<=|>=|!=|\+=|-=|\*=|=)\s*", r" \1 ", text)
+        )
         if text.endswith("{") and len(text) > 1 and not text.startswith("#"):
             lines.append("    " * depth + text[:-1].rstrip())
             lines.append("    " * depth + "{")
@@ -61,8 +126,10 @@ def reformat(body: str, seed: int) -> str:
 
 
 # Names a statement writes: `x = `, `x += `, `x[..] = `, `int x;`, `T x{`, `++x`, `x++`.
-_WRITTEN = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|;|\{|\+\+|--)"
-                      r"|(?:\+\+|--)\s*(\w+)")
+_WRITTEN = re.compile(
+    r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|;|\{|\+\+|--)"
+    r"|(?:\+\+|--)\s*(\w+)"
+)
 
 
 def _written(line: str) -> set[str]:
@@ -71,8 +138,13 @@ def _written(line: str) -> set[str]:
 
 def _movable(line: str) -> bool:
     s = line.strip()
-    return s.endswith(";") and not s.startswith(("for", "if", "while", "return", "#", "}", "do")) \
-        and "__syncthreads" not in s and "atomic" not in s and "CUDA_CHECK" not in s
+    return (
+        s.endswith(";")
+        and not s.startswith(("for", "if", "while", "return", "#", "}", "do"))
+        and "__syncthreads" not in s
+        and "atomic" not in s
+        and "CUDA_CHECK" not in s
+    )
 
 
 def reorder(body: str) -> tuple[str, int]:

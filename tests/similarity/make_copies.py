@@ -13,6 +13,7 @@ Sources of copies: each lab's reference solution (the leaked solution),
 the honest students of honest/ (a classmate), and pasted/ (the public-style
 kernel of public/ fitted into lab 05). Each is disguised by rename, reformat,
 reorder and all three (disguise.py)."""
+
 from __future__ import annotations
 
 import json
@@ -37,12 +38,13 @@ def fill(skeleton: str, bodies: dict[str, str]) -> str:
     for f in sorted(fences.extract(skeleton), key=lambda f: -f.first_line):
         if f.name in bodies:
             end = f.first_line - 1 + len(f.body.splitlines())
-            lines[f.first_line - 1:end] = [bodies[f.name].rstrip("\n") + "\n"]
+            lines[f.first_line - 1 : end] = [bodies[f.name].rstrip("\n") + "\n"]
     return "".join(lines)
 
 
-def write_student(subs: Path, student: str, labs: dict[str, dict[str, str]],
-                  course: labmeta.Course) -> None:
+def write_student(
+    subs: Path, student: str, labs: dict[str, dict[str, str]], course: labmeta.Course
+) -> None:
     """labs: lab id -> fence name -> body; every other lab stays the skeleton."""
     root = subs / student / "labs"
     shutil.copytree(REPO / "labs", root, ignore=shutil.ignore_patterns("README.md"))
@@ -62,9 +64,14 @@ def honest_bodies() -> dict[str, dict[str, dict[str, str]]]:
 
 
 def reference_bodies(course: labmeta.Course) -> dict[str, dict[str, str]]:
-    return {lab.id: {f.name: f.body for name in lab.files
-                     for f in fences.extract((REPO / "solutions" / lab.id / name).read_text())}
-            for lab in course.labs}
+    return {
+        lab.id: {
+            f.name: f.body
+            for name in lab.files
+            for f in fences.extract((REPO / "solutions" / lab.id / name).read_text())
+        }
+        for lab in course.labs
+    }
 
 
 def make(dest: Path) -> dict:
@@ -78,33 +85,48 @@ def make(dest: Path) -> dict:
         # The leaked solution, every lab, one disguise per copier.
         labs = {}
         for lab_id, bodies in reference_bodies(course).items():
-            labs[lab_id] = {f: disguise.disguise(b, how, seed := seed + 1)[0]
-                            for f, b in bodies.items()}
+            labs[lab_id] = {
+                f: disguise.disguise(b, how, seed := seed + 1)[0] for f, b in bodies.items()
+            }
             copies.append({"student": f"ref-{how}", "lab": lab_id, "source": "reference"})
         write_student(subs, f"ref-{how}", labs, course)
         # A classmate's work: each honest student is copied with another disguise.
         source = sorted(honest)[k % len(honest)]
-        labs = {lab_id: {f: disguise.disguise(b, how, seed := seed + 1)[0]
-                         for f, b in bodies.items()}
-                for lab_id, bodies in honest[source].items()}
+        labs = {
+            lab_id: {f: disguise.disguise(b, how, seed := seed + 1)[0] for f, b in bodies.items()}
+            for lab_id, bodies in honest[source].items()
+        }
         write_student(subs, f"peer-{how}-of-{source}", labs, course)
-        copies += [{"student": f"peer-{how}-of-{source}", "lab": lab_id, "source": source}
-                   for lab_id in labs]
+        copies += [
+            {"student": f"peer-{how}-of-{source}", "lab": lab_id, "source": source}
+            for lab_id in labs
+        ]
         # The public kernel, pasted into lab 05.
-        pasted = {p.stem.split(".")[1]: disguise.disguise(p.read_text(), how, seed := seed + 1)[0]
-                  for p in (HERE / "pasted").glob("05_*.cu")}
+        pasted = {
+            p.stem.split(".")[1]: disguise.disguise(p.read_text(), how, seed := seed + 1)[0]
+            for p in (HERE / "pasted").glob("05_*.cu")
+        }
         write_student(subs, f"public-{how}", {"05_two_loads_per_thread": pasted}, course)
-        copies.append({"student": f"public-{how}", "lab": "05_two_loads_per_thread",
-                       "source": "public/reduce_sample_style.cu"})
+        copies.append(
+            {
+                "student": f"public-{how}",
+                "lab": "05_two_loads_per_thread",
+                "source": "public/reduce_sample_style.cu",
+            }
+        )
     made = make_class.write_class(subs)
     for p in made:
-        if p.name != "bob":   # the class of ten is built from the reference (bob: the skeleton)
-            copies += [{"student": p.name, "lab": lab.id, "source": "reference"}
-                       for lab in course.labs]
+        if p.name != "bob":  # the class of ten is built from the reference (bob: the skeleton)
+            copies += [
+                {"student": p.name, "lab": lab.id, "source": "reference"} for lab in course.labs
+            ]
     (dest / "corpus" / "public").mkdir(parents=True)
     shutil.copy(HERE / "public" / "reduce_sample_style.cu", dest / "corpus" / "public")
-    key = {"copies": copies, "honest": sorted(honest) + ["reference", "bob"],
-           "class_of_ten": [p.name for p in made]}
+    key = {
+        "copies": copies,
+        "honest": sorted(honest) + ["reference", "bob"],
+        "class_of_ten": [p.name for p in made],
+    }
     (dest / "key.json").write_text(json.dumps(key, indent=1) + "\n")
     return key
 

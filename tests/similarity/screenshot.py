@@ -7,6 +7,7 @@ usage: screenshot.py [--out DIR]
 
 Grades play no part in the check, so each student gets an empty result
 (write_student, as a batch writes it, naming the submission)."""
+
 from __future__ import annotations
 
 import shutil
@@ -34,15 +35,33 @@ def batch_of_fixtures(dest: Path) -> Path:
 
 
 def browser() -> str | None:
-    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(b)), None)
+    return next(
+        (
+            shutil.which(b)
+            for b in ("chromium", "chromium-browser", "google-chrome")
+            if shutil.which(b)
+        ),
+        None,
+    )
 
 
 def shoot(page: Path, png: Path, profile: Path, height: int = 2400) -> None:
-    done = subprocess.run([browser() or "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                           "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-                           f"--screenshot={png}", f"--window-size=1400,{height}", page.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            browser() or "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={profile}",
+            f"--screenshot={png}",
+            f"--window-size=1400,{height}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode != 0 or not png.is_file():
         raise SystemExit(f"chromium failed: {done.stderr[-2000:]}")
 
@@ -57,12 +76,15 @@ def excerpt(page: Path, marker: str, dest: Path) -> None:
     at = text.index(marker)
     start = text.rindex("<section", 0, at + len("<section"))
     end = text.index("</section>", at) + len("</section>")
-    dest.write_text(text[:text.index("<h1>")] + text[start:end] + "</html>")
+    dest.write_text(text[: text.index("<h1>")] + text[start:end] + "</html>")
 
 
 if __name__ == "__main__":
-    dest = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv \
+    dest = (
+        Path(sys.argv[sys.argv.index("--out") + 1])
+        if "--out" in sys.argv
         else Path(tempfile.mkdtemp(prefix="similarity-shot-"))
+    )
     if browser() is None:
         raise SystemExit("no Chromium on PATH")
     out = batch_of_fixtures(dest)

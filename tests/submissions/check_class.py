@@ -2,6 +2,7 @@
 """Compares a batch's output (OUT/students/*/result.json) with class.toml.
 
 usage: check_class.py OUT     exit 0 when every expectation holds"""
+
 from __future__ import annotations
 
 import json

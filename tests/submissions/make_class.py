@@ -3,6 +3,7 @@
 
 usage: make_class.py DEST [--archives]   (--archives: alternate folders, .zip
 and .tar.gz, so that batch reads every kind of submission)"""
+
 from __future__ import annotations
 
 import shutil
@@ -27,8 +28,11 @@ def write_class(dest: Path, archives: bool = False) -> list[Path]:
         shutil.copytree(base, root / "labs", ignore=shutil.ignore_patterns("README.md"))
         for ref in student.get("mutants", []):
             lab, name = ref.split("/")
-            m = next(m for m in mutate.load(REPO / "tests" / "mutants" / f"{lab}.toml")
-                     if m["name"] == name)
+            m = next(
+                m
+                for m in mutate.load(REPO / "tests" / "mutants" / f"{lab}.toml")
+                if m["name"] == name
+            )
             path = root / "labs" / lab / m["file"]
             mutate.apply(REPO / "tests" / "mutants" / f"{lab}.toml", name, path, path, header=False)
         for edit in student.get("edits", []):

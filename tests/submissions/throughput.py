@@ -11,6 +11,7 @@ usage: throughput.py OUT NAME [--grader DIR] [--work DIR] [--arch ARCH]
 commit's tree, e.g. from `git archive`, measures that commit the same way).
 Writes OUT/throughput-NAME.json and OUT/throughput-NAME.log, and prints one
 line: seconds, student-labs per hour, and whether every outcome was right."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,30 +43,54 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work / args.name
-    shutil.rmtree(work, ignore_errors=True)   # nothing to resume: a run from scratch
+    shutil.rmtree(work, ignore_errors=True)  # nothing to resume: a run from scratch
     subs = make_class.write_class(work / "class")
     labs = tomllib.loads((HERE / "class.toml").read_text())["labs"]
-    cmd = [sys.executable, "-m", "grader", "batch", *map(str, subs), "--out", str(work / "out"),
-           "--arch", args.arch, "--timeout", args.timeout,
-           *sum((["--lab", lab] for lab in labs), []), *args.batch_options]
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        *map(str, subs),
+        "--out",
+        str(work / "out"),
+        "--arch",
+        args.arch,
+        "--timeout",
+        args.timeout,
+        *sum((["--lab", lab] for lab in labs), []),
+        *args.batch_options,
+    ]
     log_path = args.out / f"throughput-{args.name}.log"
     started = time.time()
     with open(log_path, "w") as log:
-        done = subprocess.run(cmd, cwd=args.grader, stdout=log, stderr=subprocess.STDOUT,
-                              env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        done = subprocess.run(
+            cmd,
+            cwd=args.grader,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
     seconds = time.time() - started
     problems = check_class.check(work / "out")
     student_labs = len(subs) * len(labs)
-    figures = {"name": args.name, "grader": str(args.grader), "command": cmd,
-               "exit_code": done.returncode, "seconds": round(seconds, 1),
-               "student_labs": student_labs,
-               "student_labs_per_hour": round(student_labs * 3600 / seconds),
-               "check_problems": problems,
-               "log_tail": log_path.read_text()[-4000:]}
+    figures = {
+        "name": args.name,
+        "grader": str(args.grader),
+        "command": cmd,
+        "exit_code": done.returncode,
+        "seconds": round(seconds, 1),
+        "student_labs": student_labs,
+        "student_labs_per_hour": round(student_labs * 3600 / seconds),
+        "check_problems": problems,
+        "log_tail": log_path.read_text()[-4000:],
+    }
     (args.out / f"throughput-{args.name}.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"throughput {args.name}: {student_labs} student-labs in {seconds:.0f} s, "
-          f"{figures['student_labs_per_hour']} per hour; outcomes "
-          + ("as expected" if not problems else f"WRONG: {problems}"))
+    print(
+        f"throughput {args.name}: {student_labs} student-labs in {seconds:.0f} s, "
+        f"{figures['student_labs_per_hour']} per hour; outcomes "
+        + ("as expected" if not problems else f"WRONG: {problems}")
+    )
     return 1 if problems else 0
 
 

@@ -7,6 +7,7 @@ in one sparse product, and only a pair sharing at least PREFILTER of the
 smaller document's fingerprints is compared in full (copydetect's
 compare_files, which finds the matching spans and so the lines to show).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,9 +26,9 @@ from .documents import Document
 # window (guarantee 30). A statement such as `if(V<V)V[V]+=V[V+V];` is 20.
 K = 25
 WINDOW = 6
-THRESHOLD = 0.80        # the default: tests/similarity/measured.md says why
-MIN_MATCH = 60          # normalised characters matched, at least: about three statements
-PREFILTER = 0.5         # of the threshold, in shared fingerprints
+THRESHOLD = 0.80  # the default: tests/similarity/measured.md says why
+MIN_MATCH = 60  # normalised characters matched, at least: about three statements
+PREFILTER = 0.5  # of the threshold, in shared fingerprints
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,12 @@ class Settings:
 @dataclass
 class Match:
     lab: str
-    a: Document               # always a student
-    b: Document               # a student, the reference or a corpus file
-    score: float              # the share of the copied code found in the other
-    matched: int              # normalised characters matched, on a's side
+    a: Document  # always a student
+    b: Document  # a student, the reference or a corpus file
+    score: float  # the share of the copied code found in the other
+    matched: int  # normalised characters matched, on a's side
     flagged: bool = False
-    via: str | None = None    # two students who both match this known source: shown under it
+    via: str | None = None  # two students who both match this known source: shown under it
     # copydetect's matching spans of the normalised text, [starts, ends] per side
     spans: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -69,19 +70,27 @@ def _lines(doc: Document, spans: np.ndarray) -> dict[int, set[int]]:
 
 @dataclass
 class Run:
-    matches: list[Match]      # every pair compared in full; flagged ones marked
-    documents: int            # student documents with code of their own
-    pairs: int                # pairs there would be, all against all
-    compared: int             # pairs the index let through
+    matches: list[Match]  # every pair compared in full; flagged ones marked
+    documents: int  # student documents with code of their own
+    pairs: int  # pairs there would be, all against all
+    compared: int  # pairs the index let through
 
 
 def stable_kgrams(text: str, k: int) -> np.ndarray:
     """copydetect's hashed_kgrams with a hash that is the same in every run:
     it uses Python's hash(), salted per process, so a report would change
     from one run to the next (a few pairs near the threshold came and went)."""
-    return np.array([int.from_bytes(hashlib.blake2b(text[i:i + k].encode(), digest_size=8)
-                                    .digest(), "little", signed=True)
-                     for i in range(len(text) - k + 1)], dtype=np.int64)
+    return np.array(
+        [
+            int.from_bytes(
+                hashlib.blake2b(text[i : i + k].encode(), digest_size=8).digest(),
+                "little",
+                signed=True,
+            )
+            for i in range(len(text) - k + 1)
+        ],
+        dtype=np.int64,
+    )
 
 
 @contextlib.contextmanager
@@ -107,8 +116,9 @@ def fingerprint(doc: Document, boilerplate: np.ndarray) -> CodeFingerprint | Non
     if len(text) < K:
         return None
     with _stable_hashes():
-        fp = CodeFingerprint(doc.owner, K, WINDOW, boilerplate=boilerplate, filter=False,
-                             fp=io.StringIO(text))
+        fp = CodeFingerprint(
+            doc.owner, K, WINDOW, boilerplate=boilerplate, filter=False, fp=io.StringIO(text)
+        )
     return fp if fp.hashes else None
 
 
@@ -125,13 +135,18 @@ def _shared_counts(fps: list[CodeFingerprint]) -> np.ndarray:
     return index @ index.T
 
 
-def compare_lab(lab: str, students: list[Document], known: list[Document],
-                boilerplate: np.ndarray, settings: Settings) -> Run:
+def compare_lab(
+    lab: str,
+    students: list[Document],
+    known: list[Document],
+    boilerplate: np.ndarray,
+    settings: Settings,
+) -> Run:
     docs, fps = [], []
     by_text: dict[str, CodeFingerprint | None] = {}
     for doc in students + known:
         text = doc.text
-        if text not in by_text:       # a copy without a disguise, a skeleton: made once
+        if text not in by_text:  # a copy without a disguise, a skeleton: made once
             by_text[text] = fingerprint(doc, boilerplate)
         if (fp := by_text[text]) is not None:
             docs.append(doc)
@@ -156,32 +171,55 @@ def compare_lab(lab: str, students: list[Document], known: list[Document],
             if m.flagged:
                 sources.setdefault(i, set()).add(docs[j].owner)
     for i in range(n_students):
-        for j in np.nonzero(enough[i, i + 1:n_students])[0] + i + 1:
+        for j in np.nonzero(enough[i, i + 1 : n_students])[0] + i + 1:
             common = sources.get(i, set()) & sources.get(int(j), set())
             if common and estimate[i, j] >= settings.threshold:
                 # Both copied one known source: the pair says nothing more, and
                 # it is not compared in full (12 copies are 66 such pairs a lab).
-                matches.append(Match(lab, docs[i], docs[j], float(estimate[i, j]), 0,
-                                     flagged=True, via=min(common)))
+                matches.append(
+                    Match(
+                        lab,
+                        docs[i],
+                        docs[j],
+                        float(estimate[i, j]),
+                        0,
+                        flagged=True,
+                        via=min(common),
+                    )
+                )
                 continue
             matches.append(_compare(lab, docs[i], fps[i], docs[j], fps[j], settings, cache))
             compared += 1
     return Run(matches, n_students, pairs, compared)
 
 
-def _compare(lab: str, a: Document, fa: CodeFingerprint, b: Document, fb: CodeFingerprint,
-             settings: Settings, cache: dict[tuple[str, str], tuple]) -> Match:
+def _compare(
+    lab: str,
+    a: Document,
+    fa: CodeFingerprint,
+    b: Document,
+    fb: CodeFingerprint,
+    settings: Settings,
+    cache: dict[tuple[str, str], tuple],
+) -> Match:
     key = (a.text, b.text)
-    if key not in cache:    # two pairs of the same normalised texts match alike
+    if key not in cache:  # two pairs of the same normalised texts match alike
         cache[key] = compare_files(fa, fb)
     _, (sim_a, sim_b), spans = cache[key]
     # Against a known source, what counts is how much of the student's code
     # is in it; between two students, either may be the copy.
     score = float(sim_a if b.kind != "student" else max(sim_a, sim_b))
-    if np.ndim(spans[0]) != 2:    # nothing in common: copydetect gives empty arrays
-        return Match(lab, a, b, score, 0, flagged=score >= settings.threshold
-                     and settings.min_match <= 0)
+    if np.ndim(spans[0]) != 2:  # nothing in common: copydetect gives empty arrays
+        return Match(
+            lab, a, b, score, 0, flagged=score >= settings.threshold and settings.min_match <= 0
+        )
     matched = int(np.sum(spans[0][1] - spans[0][0]))
-    return Match(lab, a, b, score, matched,
-                 flagged=score >= settings.threshold and matched >= settings.min_match,
-                 spans=spans)
+    return Match(
+        lab,
+        a,
+        b,
+        score,
+        matched,
+        flagged=score >= settings.threshold and matched >= settings.min_match,
+        spans=spans,
+    )

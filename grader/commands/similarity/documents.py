@@ -3,6 +3,7 @@ regions, nothing else), the known corpus (the reference solutions, read
 from solutions/ at run time; files an instructor points at), and each lab's
 boilerplate (the skeleton's fences and the harness around them), whose
 fingerprints never count as a match."""
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,8 @@ REPO = toolchain.REPO
 @dataclass(frozen=True)
 class Part:
     """One fenced region (or a whole corpus file) as written, and normalised."""
-    label: str          # "reduce.cu: block_sum"
+
+    label: str  # "reduce.cu: block_sum"
     first_line: int
     code: str
     norm: Normalised
@@ -31,9 +33,9 @@ class Part:
 
 @dataclass
 class Document:
-    owner: str               # student id, "reference", or the corpus file's path
-    kind: str                # "student", "reference" or "corpus"
-    lab: str | None          # None: a corpus file with no lab, compared with every lab
+    owner: str  # student id, "reference", or the corpus file's path
+    kind: str  # "student", "reference" or "corpus"
+    lab: str | None  # None: a corpus file with no lab, compared with every lab
     parts: list[Part] = field(default_factory=list)
 
     @property
@@ -60,17 +62,19 @@ def _as_text(data: bytes) -> str:
 
 def _fenced_parts(name: str, text: str) -> list[Part]:
     language = language_of(name)
-    return [Part(f"{name}: {f.name}", f.first_line, f.body,
-                 normalise(f.body, language, f.first_line))
-            for f in fences.extract(text, name)]
+    return [
+        Part(f"{name}: {f.name}", f.first_line, f.body, normalise(f.body, language, f.first_line))
+        for f in fences.extract(text, name)
+    ]
 
 
 def _has_fences(text: str) -> bool:
     return any(fences.BEGIN.match(line) for line in text.splitlines())
 
 
-def lab_document(owner: str, kind: str, lab: labmeta.Lab,
-                 files: dict[str, str | None]) -> tuple[Document, list[str]]:
+def lab_document(
+    owner: str, kind: str, lab: labmeta.Lab, files: dict[str, str | None]
+) -> tuple[Document, list[str]]:
     """The fences of one lab's files (name -> text; None: missing), and notes on
     files whose fences could not be read."""
     doc, notes = Document(owner, kind, lab.id), []
@@ -85,8 +89,9 @@ def lab_document(owner: str, kind: str, lab: labmeta.Lab,
     return doc, notes
 
 
-def student_documents(specs: dict[str, str], course: labmeta.Course
-                      ) -> tuple[list[Document], list[str]]:
+def student_documents(
+    specs: dict[str, str], course: labmeta.Course
+) -> tuple[list[Document], list[str]]:
     """spec -> student id, opened as `batch` opens them (submissions.open_submission)."""
     docs, notes = [], []
     for spec, student in specs.items():
@@ -97,8 +102,12 @@ def student_documents(specs: dict[str, str], course: labmeta.Course
             continue
         try:
             for lab in course.labs:
-                files = {name: _as_text(data) if (data := sub.files.get(f"{lab.id}/{name}"))
-                         is not None else None for name in lab.files}
+                files = {
+                    name: _as_text(data)
+                    if (data := sub.files.get(f"{lab.id}/{name}")) is not None
+                    else None
+                    for name in lab.files
+                }
                 doc, lab_notes = lab_document(student, "student", lab, files)
                 docs.append(doc)
                 notes += lab_notes
@@ -108,21 +117,24 @@ def student_documents(specs: dict[str, str], course: labmeta.Course
     return docs, notes
 
 
-def reference_documents(course: labmeta.Course, root: Path = REPO / "solutions"
-                        ) -> list[Document]:
+def reference_documents(course: labmeta.Course, root: Path = REPO / "solutions") -> list[Document]:
     """Each lab's reference solution, read now: nothing is stored that could
     go stale. Empty where solutions/ is absent (a student release)."""
     docs = []
     for lab in course.labs:
-        files = {name: (root / lab.id / name).read_text() for name in lab.files
-                 if (root / lab.id / name).is_file()}
+        files = {
+            name: (root / lab.id / name).read_text()
+            for name in lab.files
+            if (root / lab.id / name).is_file()
+        }
         if files:
             docs.append(lab_document("reference", "reference", lab, dict(files))[0])
     return docs
 
 
-def boilerplate_texts(course: labmeta.Course, root: Path = REPO / "labs"
-                      ) -> dict[str, list[tuple[str, str]]]:
+def boilerplate_texts(
+    course: labmeta.Course, root: Path = REPO / "labs"
+) -> dict[str, list[tuple[str, str]]]:
     """lab id -> (language, normalised text) of its skeleton's fences and of the
     code around them: what every student was given."""
     out: dict[str, list[tuple[str, str]]] = {}
@@ -167,7 +179,7 @@ def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Documen
             if lab is not None and not (name in lab.files and _has_fences(text)):
                 lab = None
             if lab is not None:
-                holder = path.parent.parent    # a submission's folder, above its labs/
+                holder = path.parent.parent  # a submission's folder, above its labs/
                 if holder.name == "labs" and holder != folder:
                     holder = holder.parent
                 owner = str(holder.relative_to(folder.parent))

@@ -10,6 +10,7 @@ text back. The result keeps, for every character, the source line it came
 from, so that a match found in the normalised text is shown on the
 student's own lines.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -28,18 +29,18 @@ _ASSIGNING = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
 
 @dataclass(frozen=True)
 class Statement:
-    text: str                  # normalised
-    lines: tuple[int, int]     # first and last source line (1-based, as given by first_line)
-    names: frozenset[str]      # identifiers it mentions, as written
-    writes: frozenset[str]     # identifiers it declares or assigns
-    movable: bool              # may trade places with an independent neighbour
+    text: str  # normalised
+    lines: tuple[int, int]  # first and last source line (1-based, as given by first_line)
+    names: frozenset[str]  # identifiers it mentions, as written
+    writes: frozenset[str]  # identifiers it declares or assigns
+    movable: bool  # may trade places with an independent neighbour
 
 
 @dataclass(frozen=True)
 class Normalised:
     text: str
-    starts: tuple[int, ...]    # offset in text where each statement begins
-    lines: tuple[tuple[int, int], ...]   # each statement's source lines
+    starts: tuple[int, ...]  # offset in text where each statement begins
+    lines: tuple[tuple[int, int], ...]  # each statement's source lines
 
     def lines_of(self, begin: int, end: int) -> set[int]:
         """The source lines behind text[begin:end]."""
@@ -60,8 +61,11 @@ def language_of(filename: str) -> str:
 
 
 def _kept(value: str, kind) -> bool:
-    return kind in token.Name.Builtin or value.startswith(_KEPT_PREFIXES) \
+    return (
+        kind in token.Name.Builtin
+        or value.startswith(_KEPT_PREFIXES)
         or value in lexers.CudaLexer.functions
+    )
 
 
 def _tokens(code: str, language: str, first_line: int):
@@ -79,10 +83,15 @@ def _tokens(code: str, language: str, first_line: int):
         if kind in token.Comment.Preproc:
             value = " ".join(value.split())
             if out and out[-1][0] in token.Comment.Preproc and out[-1][2] == here:
-                out[-1][1] += " " + value   # `#pragma` and `unroll` arrive apart
+                out[-1][1] += " " + value  # `#pragma` and `unroll` arrive apart
                 continue
-        if kind in token.Operator and out and out[-1][0] in token.Operator \
-                and out[-1][2] == here and out[-1][1] + value in _JOINED:
+        if (
+            kind in token.Operator
+            and out
+            and out[-1][0] in token.Operator
+            and out[-1][2] == here
+            and out[-1][1] + value in _JOINED
+        ):
             out[-1][1] += value
             continue
         out.append([kind, value, here])
@@ -104,27 +113,43 @@ def _statement(toks: list) -> Statement:
     # A heuristic, not a compiler: a write through a pointer (`*p = x`) goes
     # unseen. A copy and its source are ordered by the same rule, which is all
     # a similarity check needs; a wrong order costs a few fingerprints, no more.
-    names = {v for j, (k, v, _) in enumerate(toks)
-             if k in token.Name and not _kept(v, k) and (j == 0 or toks[j - 1][1] not in (".", "->"))}
+    names = {
+        v
+        for j, (k, v, _) in enumerate(toks)
+        if k in token.Name and not _kept(v, k) and (j == 0 or toks[j - 1][1] not in (".", "->"))
+    }
     writes: set[str] = set()
-    movable = not any(k in token.Keyword and v in _CONTROL for k, v, _ in toks) \
-        and not any(k in token.Comment.Preproc for k, _, _ in toks) \
-        and not any(v.startswith(_BARRIER_PREFIXES) for _, v, _ in toks) \
+    movable = (
+        not any(k in token.Keyword and v in _CONTROL for k, v, _ in toks)
+        and not any(k in token.Comment.Preproc for k, _, _ in toks)
+        and not any(v.startswith(_BARRIER_PREFIXES) for _, v, _ in toks)
         and toks[-1][1] == ";"
+    )
     for j, (kind, value, _) in enumerate(toks):
         before = toks[j - 1][1] if j else ""
         if kind in token.Name and not _kept(value, kind) and before not in (".", "->"):
             after = toks[j + 1][1] if j + 1 < len(toks) else ""
             if after in _ASSIGNING or before in ("++", "--") or after in ("[", "{", ";", ","):
-                writes.add(value)     # assigned, or declared (`int x;`, `int v[4];`, `T x{..}`)
+                writes.add(value)  # assigned, or declared (`int x;`, `int v[4];`, `T x{..}`)
     text = "".join(_shown(k, v) for k, v, _ in toks)
-    return Statement(text, (toks[0][2], toks[-1][2]), frozenset(names), frozenset(writes),
-                     movable)
+    return Statement(text, (toks[0][2], toks[-1][2]), frozenset(names), frozenset(writes), movable)
 
 
 _BLOCK_OPENERS = {")", "else", "do", ";", "{", "}", "try"}
-_CONTROL = {"if", "else", "for", "while", "do", "switch", "case", "return", "break",
-            "continue", "goto", "default"}
+_CONTROL = {
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "switch",
+    "case",
+    "return",
+    "break",
+    "continue",
+    "goto",
+    "default",
+}
 
 
 def statements(code: str, language: str = "cuda", first_line: int = 1) -> list[Statement]:
@@ -133,7 +158,7 @@ def statements(code: str, language: str = "cuda", first_line: int = 1) -> list[S
     out: list[Statement] = []
     current: list = []
     depth = 0
-    braces: list[bool] = []    # for each open `{`: does it open a block (not an initialiser)?
+    braces: list[bool] = []  # for each open `{`: does it open a block (not an initialiser)?
     for tok in _tokens(code, language, first_line):
         kind, value, _ = tok
         if kind in token.Comment.Preproc:
@@ -203,5 +228,6 @@ def normalise(code: str, language: str = "cuda", first_line: int = 1) -> Normali
     for s in ordered:
         starts.append(at)
         at += len(s.text)
-    return Normalised("".join(s.text for s in ordered), tuple(starts),
-                      tuple(s.lines for s in ordered))
+    return Normalised(
+        "".join(s.text for s in ordered), tuple(starts), tuple(s.lines for s in ordered)
+    )

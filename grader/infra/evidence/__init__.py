@@ -5,6 +5,7 @@ gpucheck, bench and calibrate write through `dump`; the slides and `gpucheck
 before the schema and is read through the one adapter, `legacy.upgrade`; a
 version newer than this grader's is refused, never guessed at.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,18 +15,70 @@ from typing import Any, TypeVar
 from ..atomic import write_atomic
 from .codec import EvidenceError, decode, encode
 from .legacy import upgrade
-from .records import (ANCHOR_SHARE, ANCHOR_SIZES, KINDS, SCHEMA_VERSION, AnchorCheck,
-                      AnchorRow, BenchFile, BenchRun, BenchSize, Build, Calibration,
-                      CalibrationFile, CubCheck, CubRow, GpuCheck, ImplRun, LabEvidence,
-                      Machine, MesonSuites, MesonTest, PeerEvidence, ProfileFile,
-                      ProfileMachine, SanitizerRun, ScriptRun, Study)
+from .records import (
+    ANCHOR_SHARE,
+    ANCHOR_SIZES,
+    KINDS,
+    SCHEMA_VERSION,
+    AnchorCheck,
+    AnchorRow,
+    BenchFile,
+    BenchRun,
+    BenchSize,
+    Build,
+    Calibration,
+    CalibrationFile,
+    CubCheck,
+    CubRow,
+    GpuCheck,
+    ImplRun,
+    LabEvidence,
+    Machine,
+    MesonSuites,
+    MesonTest,
+    PeerEvidence,
+    ProfileFile,
+    ProfileMachine,
+    SanitizerRun,
+    ScriptRun,
+    Study,
+)
 
-__all__ = ["ANCHOR_SHARE", "ANCHOR_SIZES", "SCHEMA_VERSION", "AnchorCheck", "AnchorRow",
-           "BenchFile", "BenchRun", "BenchSize", "Build", "Calibration", "CalibrationFile",
-           "CubCheck", "CubRow", "EvidenceError", "GpuCheck", "ImplRun", "LabEvidence",
-           "Machine", "MesonSuites", "MesonTest", "PeerEvidence", "ProfileFile",
-           "ProfileMachine", "SanitizerRun", "ScriptRun", "Study", "as_record", "dump", "dumps",
-           "from_data", "load", "to_data", "upgrade"]
+__all__ = [
+    "ANCHOR_SHARE",
+    "ANCHOR_SIZES",
+    "SCHEMA_VERSION",
+    "AnchorCheck",
+    "AnchorRow",
+    "BenchFile",
+    "BenchRun",
+    "BenchSize",
+    "Build",
+    "Calibration",
+    "CalibrationFile",
+    "CubCheck",
+    "CubRow",
+    "EvidenceError",
+    "GpuCheck",
+    "ImplRun",
+    "LabEvidence",
+    "Machine",
+    "MesonSuites",
+    "MesonTest",
+    "PeerEvidence",
+    "ProfileFile",
+    "ProfileMachine",
+    "SanitizerRun",
+    "ScriptRun",
+    "Study",
+    "as_record",
+    "dump",
+    "dumps",
+    "from_data",
+    "load",
+    "to_data",
+    "upgrade",
+]
 
 R = TypeVar("R")
 
@@ -34,8 +87,9 @@ def from_data(data: Any, expect: type[R], where: str = "evidence") -> R:
     """Parsed JSON as the record `expect` (GpuCheck, BenchFile, ProfileFile,
     CalibrationFile); EvidenceError says where and what does not fit."""
     if not isinstance(data, dict):
-        raise EvidenceError(f"{where}: an evidence file holds one JSON object, not "
-                            f"{type(data).__name__}")
+        raise EvidenceError(
+            f"{where}: an evidence file holds one JSON object, not {type(data).__name__}"
+        )
     version = data.get("schema_version", 0)
     if isinstance(version, bool) or not isinstance(version, int):
         raise EvidenceError(f"{where}: schema_version {version!r} is not a whole number")
@@ -45,7 +99,8 @@ def from_data(data: Any, expect: type[R], where: str = "evidence") -> R:
         raise EvidenceError(
             f"{where}: schema_version {version} is unknown: this grader reads 1 to "
             f"{SCHEMA_VERSION} (and files without the field, from before the schema); "
-            "a newer file needs a newer checkout")
+            "a newer file needs a newer checkout"
+        )
     kind = data.get("kind")
     want = getattr(expect, "KIND", None)
     if kind not in KINDS:

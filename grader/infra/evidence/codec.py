@@ -5,6 +5,7 @@ gains a field by declaring it. Reading is strict (an unknown key, a missing
 one or a wrong type is an EvidenceError naming where), because a key the
 reader skips is a figure the decks silently lose.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,7 +35,7 @@ def _default(f: dataclasses.Field) -> Any:
 
 def encode(value: Any) -> Any:
     """A record (or list, dict, plain value) as JSON data; int dict keys become strings."""
-    if isinstance(value, LabResult):   # scoring's own serialised form (points included)
+    if isinstance(value, LabResult):  # scoring's own serialised form (points included)
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
@@ -58,7 +59,7 @@ def decode(tp: Any, data: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return data
-    if tp in (dict, list):      # a bare container in a foreign record: kept verbatim
+    if tp in (dict, list):  # a bare container in a foreign record: kept verbatim
         _need(isinstance(data, tp), where, f"a {tp.__name__}", data)
         return data
     if origin in (typing.Union, types.UnionType):
@@ -72,8 +73,9 @@ def decode(tp: Any, data: Any, where: str) -> Any:
                 return decode(a, data, where)
             except EvidenceError as e:
                 errors.append(str(e))
-        raise EvidenceError(errors[0] if len(errors) == 1 else
-                            f"{where}: none of {tp} fits {_show(data)}")
+        raise EvidenceError(
+            errors[0] if len(errors) == 1 else f"{where}: none of {tp} fits {_show(data)}"
+        )
     if origin is list:
         (item,) = typing.get_args(tp)
         _need(isinstance(data, list), where, "a list", data)
@@ -90,19 +92,25 @@ def decode(tp: Any, data: Any, where: str) -> Any:
             raise EvidenceError(f"{where}: not a lab result ({e})") from None
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record(tp, data, where)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):   # statuses as StrEnum, say
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):  # statuses as StrEnum, say
         try:
             return tp(data)
         except ValueError:
-            raise EvidenceError(f"{where}: {data!r} is not one of "
-                                f"{', '.join(repr(m.value) for m in tp)}") from None
+            raise EvidenceError(
+                f"{where}: {data!r} is not one of {', '.join(repr(m.value) for m in tp)}"
+            ) from None
     if tp is float:
-        _need(isinstance(data, (int, float)) and not isinstance(data, bool), where, "a number",
-              data)
+        _need(
+            isinstance(data, (int, float)) and not isinstance(data, bool), where, "a number", data
+        )
         return data
     if tp in (int, str, bool):
-        _need(isinstance(data, tp) and (tp is bool or not isinstance(data, bool)), where,
-              f"a {tp.__name__}", data)
+        _need(
+            isinstance(data, tp) and (tp is bool or not isinstance(data, bool)),
+            where,
+            f"a {tp.__name__}",
+            data,
+        )
         return data
     raise EvidenceError(f"{where}: the schema has a type the reader cannot read: {tp}")
 
@@ -113,9 +121,11 @@ def _record(cls: type, data: Any, where: str) -> Any:
     fields = {_key(f): f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise EvidenceError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                            f"{', '.join(unknown)} in {cls.__name__} (known: "
-                            f"{', '.join(fields)})")
+        raise EvidenceError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)} in {cls.__name__} (known: "
+            f"{', '.join(fields)})"
+        )
     kwargs = {}
     for k, f in fields.items():
         if k in data:

@@ -14,6 +14,7 @@ What version 0 differs in:
 - joined sandbox batches were `runs` (a list), the word profile uses for a dict;
 - `bench.json` was a bare dict of bench name -> bench.
 """
+
 from __future__ import annotations
 
 import copy
@@ -43,9 +44,11 @@ def _kind_of(data: dict[str, Any], where: str) -> str:
         return "gpucheck"
     if data and all(isinstance(v, dict) and "sizes" in v for v in data.values()):
         return "bench"
-    raise EvidenceError(f"{where}: no schema_version and not a layout from before the schema "
-                        "(gpucheck.json has `machine`, profile.json `profiles`, bench.json "
-                        "one object per bench)")
+    raise EvidenceError(
+        f"{where}: no schema_version and not a layout from before the schema "
+        "(gpucheck.json has `machine`, profile.json `profiles`, bench.json "
+        "one object per bench)"
+    )
 
 
 def _gpucheck(ev: dict[str, Any]) -> None:
@@ -61,15 +64,16 @@ def _gpucheck(ev: dict[str, Any]) -> None:
         for impl in ("solutions", "labs"):
             run = entry.get(impl, {}).get("run", {})
             restarts = run.pop("restarts", 0)
-            if restarts:   # kept where a reader can still see it
+            if restarts:  # kept where a reader can still see it
                 run.setdefault("properties", {})["restarts"] = str(restarts)
     for peer in peers.values():
         if "anchors" in peer:
             _anchors(peer["anchors"])
     for name, st in ev.get("studies", {}).items():
         st = _program(st)
-        ev["studies"][name] = {k: st.pop(k) for k in ("exit_code", "output", "timed_out")
-                               if k in st} | {"report": st}
+        ev["studies"][name] = {
+            k: st.pop(k) for k in ("exit_code", "output", "timed_out") if k in st
+        } | {"report": st}
     box = ev.get("sandbox")
     if isinstance(box, dict) and isinstance(box.get("runs"), list):
         box["batches"] = box.pop("runs")
@@ -78,9 +82,11 @@ def _gpucheck(ev: dict[str, Any]) -> None:
 def _one_bench(raw: dict[str, Any], lab_id: str, peers: dict[str, Any]) -> dict[str, Any]:
     """The oldest layout: CUB's figures from the peer bench of the same contract."""
     contract = raw.get("contract") or _contract(lab_id)
-    peer = {s["log2n"]: s.get("gbps") for s in
-            peers.get(f"cub_{contract}", {}).get("bench", {}).get("sizes", [])
-            if s.get("status", "ok") == "ok"}
+    peer = {
+        s["log2n"]: s.get("gbps")
+        for s in peers.get(f"cub_{contract}", {}).get("bench", {}).get("sizes", [])
+        if s.get("status", "ok") == "ok"
+    }
     for s in raw["sizes"]:
         s.setdefault("n", 1 << s["log2n"])
         s.setdefault("status", "?")
@@ -91,6 +97,7 @@ def _one_bench(raw: dict[str, Any], lab_id: str, peers: dict[str, Any]) -> dict[
 
 def _contract(lab_id: str) -> str:
     from ... import labmeta
+
     try:
         kind = labmeta.load().lab(lab_id).kind
     except (KeyError, labmeta.CourseFileError):

@@ -1,6 +1,7 @@
 """Partial gpucheck runs of one commit joined into one (`gpucheck --merge`): a GPU
 call has a time limit, so the parts of one piece of evidence often come from
 several calls."""
+
 from __future__ import annotations
 
 import copy
@@ -51,9 +52,11 @@ def join_sandbox(a: ScriptRun, b: ScriptRun) -> ScriptRun:
     """Two sandboxed batches over different labs, as one: every batch kept."""
     runs = (a.batches or [a]) + (b.batches or [b])
     # A batch that did not end (no exit code) failed as surely as one that exited 1.
-    return ScriptRun(batches=runs,
-                     exit_code=max(1 if r.exit_code is None else r.exit_code for r in runs),
-                     seconds=round(sum(r.seconds for r in runs), 1),
-                     full_marks=all(r.full_marks for r in runs),
-                     labs_graded=sorted(l for r in runs for l in (r.labs_graded or [])),
-                     output="\n".join(r.output for r in runs))
+    return ScriptRun(
+        batches=runs,
+        exit_code=max(1 if r.exit_code is None else r.exit_code for r in runs),
+        seconds=round(sum(r.seconds for r in runs), 1),
+        full_marks=all(r.full_marks for r in runs),
+        labs_graded=sorted(l for r in runs for l in (r.labs_graded or [])),
+        output="\n".join(r.output for r in runs),
+    )

@@ -11,6 +11,7 @@ and what a study program or Nsight Compute reports (`Study.report`,
 `ProfileFile.profiles`). Their layouts belong to those programs, and the
 evidence keeps them verbatim rather than a second copy of their schemas.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,8 @@ from ...results import BinaryRun
 from ...results import LabResult
 
 SCHEMA_VERSION = 1
-ANCHOR_SHARE = 0.90          # a reference must reach this share of its H200 anchor ...
-ANCHOR_SIZES = (26, 28)      # ... at these log2 sizes (DESIGN.md, anchors/h200.md)
+ANCHOR_SHARE = 0.90  # a reference must reach this share of its H200 anchor ...
+ANCHOR_SIZES = (26, 28)  # ... at these log2 sizes (DESIGN.md, anchors/h200.md)
 
 
 def opt(default: Any = None) -> Any:
@@ -40,7 +41,7 @@ def key(name: str) -> Any:
 
 @dataclass
 class Machine:
-    nvidia_smi: list[str]        # nvidia-smi's CSV lines: name, driver, memory, clocks
+    nvidia_smi: list[str]  # nvidia-smi's CSV lines: name, driver, memory, clocks
     nvcc: str
     commit: str
     date: str
@@ -72,14 +73,14 @@ class Machine:
 class Build:
     ok: bool
     log_tail: str
-    seconds: float | None = opt()     # not recorded by the earliest runs
+    seconds: float | None = opt()  # not recorded by the earliest runs
 
 
 @dataclass
 class BenchSize:
     log2n: int
     n: int
-    status: str                  # ok | wrong | skipped (no memory) | ...
+    status: str  # ok | wrong | skipped (no memory) | ...
     gbps: float | None = opt()
     median_ms: float | None = opt()
     # CUB DeviceReduce on the same input, same process, in turn with the lab.
@@ -103,16 +104,17 @@ class BenchSize:
 @dataclass
 class BenchRun:
     """One bench program (tests/bench/bench_main.cu) over sizes, and how it ended."""
+
     sizes: list[BenchSize]
     name: str = opt("")
-    contract: str = opt("")      # sum | max | float sum
+    contract: str = opt("")  # sum | max | float sum
     device: str = opt("")
     ceiling_gbps: float | None = opt()
     theoretical_gbps: float | None = opt()
-    exit_code: int | None = opt()     # None: it did not end (timed out)
+    exit_code: int | None = opt()  # None: it did not end (timed out)
     timed_out: bool = opt(False)
     output: str = opt("")
-    lab: str = opt("")           # the lab it measured (`grader bench` records it)
+    lab: str = opt("")  # the lab it measured (`grader bench` records it)
     # False: CUB's figures come from the run's CUB peer bench, not this process
     # (runs before CUB was timed beside each lab).
     cub_same_process: bool = opt(True)
@@ -131,8 +133,9 @@ class AnchorRow:
 @dataclass
 class AnchorCheck:
     """A bench against the H200 anchors: the share reached at each anchored size."""
+
     sizes: dict[int, AnchorRow]
-    meets_required_share: bool   # every required size at or above required_share
+    meets_required_share: bool  # every required size at or above required_share
     required_share: float = ANCHOR_SHARE
     required_sizes: list[int] = field(default_factory=lambda: list(ANCHOR_SIZES))
 
@@ -154,21 +157,22 @@ class CubCheck:
 @dataclass
 class ImplRun:
     """One implementation (solutions or labs) through the lab's checker."""
+
     run: BinaryRun
     score: LabResult
-    seconds: float | None = opt()     # not recorded by the earliest runs
+    seconds: float | None = opt()  # not recorded by the earliest runs
 
 
 @dataclass
 class SanitizerRun:
     seconds: float
-    tools: dict[str, str]        # memcheck -> clean | findings | ...
+    tools: dict[str, str]  # memcheck -> clean | findings | ...
 
 
 @dataclass
 class LabEvidence:
     solutions: ImplRun | None = opt()
-    labs: ImplRun | None = opt()          # the untouched skeleton
+    labs: ImplRun | None = opt()  # the untouched skeleton
     sanitizer: SanitizerRun | None = opt()
     bench: dict[str, BenchRun] = opt({})  # bench binary name -> its run
     anchors: AnchorCheck | None = opt()
@@ -177,13 +181,14 @@ class LabEvidence:
 
 @dataclass
 class PeerEvidence:
-    bench: BenchRun               # CUB's own figures, taken from a lab's bench
+    bench: BenchRun  # CUB's own figures, taken from a lab's bench
     anchors: AnchorCheck
 
 
 @dataclass
 class Study:
     """A tests/tuning/*-study program: its report as it wrote it, and how it ended."""
+
     exit_code: int | None
     output: str
     report: dict[str, Any] = opt({})
@@ -209,15 +214,16 @@ class MesonTest:
 @dataclass
 class ScriptRun:
     """A repository script run by gpucheck (profile, attacks, a sandboxed batch, the class)."""
+
     exit_code: int | None
     seconds: float
     output: str
     command: str = opt("")
-    evidence: dict[str, Any] | None = opt()    # the JSON the script wrote, verbatim
-    runs: dict[str, ScriptRun] = opt({})       # profile: each of its invocations
-    batches: list[ScriptRun] = opt([])         # sandbox: batches joined by --merge
-    student: dict[str, Any] | None = opt()     # sandbox: the reference's result.json
-    batch: dict[str, Any] | None = opt()       # sandbox: batch.json
+    evidence: dict[str, Any] | None = opt()  # the JSON the script wrote, verbatim
+    runs: dict[str, ScriptRun] = opt({})  # profile: each of its invocations
+    batches: list[ScriptRun] = opt([])  # sandbox: batches joined by --merge
+    student: dict[str, Any] | None = opt()  # sandbox: the reference's result.json
+    batch: dict[str, Any] | None = opt()  # sandbox: batch.json
     labs_graded: list[str] | None = opt()
     full_marks: bool | None = opt()
 
@@ -225,6 +231,7 @@ class ScriptRun:
 @dataclass
 class GpuCheck:
     """`grader gpucheck`: the evidence run, or some of its parts."""
+
     KIND: ClassVar[str] = "gpucheck"
     machine: Machine
     schema_version: int = SCHEMA_VERSION
@@ -249,6 +256,7 @@ class GpuCheck:
 @dataclass
 class BenchFile:
     """`grader bench`: every GPU lab's bench programs."""
+
     KIND: ClassVar[str] = "bench"
     benches: dict[str, BenchRun]
     schema_version: int = SCHEMA_VERSION
@@ -261,13 +269,14 @@ class ProfileMachine:
     gpu: str
     commit: str
     ncu: str = opt("")
-    commit_note: str = opt("")   # why the commit was set by hand, where it was
+    commit_note: str = opt("")  # why the commit was set by hand, where it was
 
 
 @dataclass
 class ProfileFile:
     """`grader profile --json`: per bench name, the kernels' counters and the metrics
     grader/commands/profile.py derives (its layout is that module's)."""
+
     KIND: ClassVar[str] = "profile"
     machine: ProfileMachine
     log2n: int
@@ -279,7 +288,7 @@ class ProfileFile:
 @dataclass
 class Calibration:
     lab: str
-    fractions: list[float]       # the lowest bandwidth fraction of each repeat
+    fractions: list[float]  # the lowest bandwidth fraction of each repeat
     threshold: float
     floor: float
     old_threshold: float
@@ -288,6 +297,7 @@ class Calibration:
 @dataclass
 class CalibrationFile:
     """`grader calibrate --json`: the thresholds proposed for this GPU, and from what."""
+
     KIND: ClassVar[str] = "calibration"
     machine: Machine
     margin: float
