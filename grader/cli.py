@@ -181,7 +181,7 @@ def _similarity(args: argparse.Namespace) -> int:
 
 
 def _gpucheck(args: argparse.Namespace) -> int:
-    from .commands import gpucheck
+    from .commands import gpucheck, gpucheck_summary
 
     if args.merge:
         from .infra import evidence
@@ -189,7 +189,7 @@ def _gpucheck(args: argparse.Namespace) -> int:
 
         merged = merge(args.merge)
         evidence.dump(merged, args.out / "gpucheck.json")
-        print(gpucheck.summary_table(merged))
+        print(gpucheck_summary.summary_table(merged))
         return 0
     parts = tuple(args.parts.split(",")) if args.parts else gpucheck.PARTS
     unknown = set(parts) - set(gpucheck.PARTS)

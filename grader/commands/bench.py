@@ -9,8 +9,9 @@ from .. import labmeta
 from ..infra import evidence
 from ..infra.evidence import BenchFile, BenchRun
 from ..infra import toolchain as tools
-from .gpucheck import bench as run_bench
-from .gpucheck import bench_binaries, machine
+from .gpucheck import machine
+from .gpucheck_bench import bench as run_bench
+from .gpucheck_bench import bench_binaries
 
 
 def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRun]:

@@ -6,7 +6,8 @@ import stat
 from pathlib import Path
 
 from grader.infra import evidence
-from grader.commands import gpucheck
+from grader.commands import gpucheck_bench
+from grader.commands.gpucheck_summary import summary_table
 from grader.infra.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
 from grader.infra.evidence.merge import join_sandbox, merge
 
@@ -76,7 +77,7 @@ def test_merging_the_two_committed_calls_gives_the_committed_run():
 
 
 def test_the_summary_of_the_committed_run():
-    table = gpucheck.summary_table(evidence.load(RUNS / "gpucheck.json", GpuCheck))
+    table = summary_table(evidence.load(RUNS / "gpucheck.json", GpuCheck))
     assert "commit fac4fd8" in table
     row = next(line for line in table.splitlines() if line.startswith("09_shuffle_vector_loads"))
     assert "276/276" in row and "fails:not_implemented" in row and "4464" in row
@@ -116,14 +117,14 @@ def test_a_bench_report_becomes_a_typed_run(tmp_path):
             }
         ],
     }
-    run = gpucheck.bench(_fake_bench(tmp_path, json.dumps(report)), tmp_path)
+    run = gpucheck_bench.bench(_fake_bench(tmp_path, json.dumps(report)), tmp_path)
     assert run.exit_code == 0 and not run.timed_out and "measured" in run.output
     assert run.sizes[0].gbps == 900.0 and run.at(26).cub_gbps == 3600.0
-    assert gpucheck.cub_check(run).sizes[26].ratio == 0.25
+    assert gpucheck_bench.cub_check(run).sizes[26].ratio == 0.25
 
 
 def test_a_report_off_the_schema_is_kept_with_why(tmp_path):
-    run = gpucheck.bench(_fake_bench(tmp_path, '{"sizes": [], "new_key": 1}'), tmp_path)
+    run = gpucheck_bench.bench(_fake_bench(tmp_path, '{"sizes": [], "new_key": 1}'), tmp_path)
     assert run.sizes == [] and "report not read" in run.output and "new_key" in run.output
 
 
@@ -131,10 +132,10 @@ def test_anchor_check_requires_only_the_anchored_sizes():
     run = BenchRun(
         [BenchSize(26, 1 << 26, "ok", gbps=800.0), BenchSize(28, 1 << 28, "ok", gbps=950.0)]
     )
-    check = gpucheck.anchor_check(run, {26: 1000.0, 28: 1000.0})
+    check = gpucheck_bench.anchor_check(run, {26: 1000.0, 28: 1000.0})
     assert not check.meets_required_share and check.sizes[26].share == 0.8
-    assert gpucheck.anchor_check(run, {28: 1000.0}).meets_required_share
-    assert gpucheck.anchor_check(run, {}).required_sizes == []
+    assert gpucheck_bench.anchor_check(run, {28: 1000.0}).meets_required_share
+    assert gpucheck_bench.anchor_check(run, {}).required_sizes == []
 
 
 def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
