@@ -126,7 +126,7 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
             "batch.run_batch grades locally; a Slurm batch goes through slurm.run_batch"
         )
     if config.sandbox:
-        from ..infra.sandbox import SandboxError, available
+        from ..infra.bwrap import SandboxError, available
 
         ok, why = available()
         if not ok:

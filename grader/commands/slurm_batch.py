@@ -250,9 +250,9 @@ def run_batch(
     if not ok:
         raise slurm.SlurmError(f"batch --slurm: {why}")
     if config.sandbox:
-        from ..infra import sandbox
+        from ..infra import bwrap
 
-        ok, why = sandbox.available()
+        ok, why = bwrap.available()
         if not ok:  # checked here; the nodes check again for themselves
             progress(f"[slurm] note: no sandbox on this machine ({why}); the nodes need one")
     config.out = config.out.resolve()

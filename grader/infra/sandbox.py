@@ -23,13 +23,10 @@ outside (tests/support/runner_link.hpp):
   process in it (PID namespace, --die-with-parent).
 - The build of the student's lab (ninja) runs in a sandbox too, as the
   grader's user but seeing only the toolchain and the worker's copy of the
-  harness, so that `#include` or `.incbin` of an absolute path cannot copy the
-  instructor's solutions into a binary.
+  harness (sandbox_build.py).
 
-The build runs in a sandbox too, with the real toolchain bound read-only:
-every compiler meson configured (and the install tree it lives in: a GCC
-under /opt brings its own libraries), so a machine whose compilers live
-outside /usr builds in the sandbox as it does outside.
+bubblewrap's pieces that both share, and the check that it works here, are in
+bwrap.py.
 
 The sandbox is a hook: lab_grading.grade_lab(..., isolation=cell) builds with
 cell.build() and runs the checker with cell.runner(binary) as its runner.
@@ -37,29 +34,32 @@ cell.build() and runs the checker with cell.runner(binary) as its runner.
 
 from __future__ import annotations
 
-import functools
-import glob
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc, toolchain
+from . import sandbox_build, toolchain
+from .bwrap import (
+    NOBODY,
+    SandboxError,
+    available,
+    bwrap_binary,
+    drop_privileges,
+    extra_dirs,
+    is_root,
+    namespaces,
+    system_binds,
+)
 from .runner import RunnerSpec
 
-NOBODY = 65534
 MiB = 1 << 20
 # Environment variables a test binary may see; everything else is cleared.
 _PASS_ENV_PREFIXES = ("LAB_", "CUDA_", "GTEST_", "NVIDIA_", "OMP_")
 _PASS_ENV = {"LANG", "LC_ALL", "TZ", "SEED"}
-
-
-class SandboxError(toolchain.SetupError):
-    """bubblewrap cannot make a sandbox here; the message says why."""
 
 
 @dataclass
@@ -88,117 +88,6 @@ class Limits:
         return limits
 
 
-def _is_root() -> bool:
-    return os.geteuid() == 0
-
-
-# The driver's control nodes: every CUDA process needs them, whichever GPU it uses.
-_CONTROL_NODES = (
-    "/dev/nvidiactl",
-    "/dev/nvidia-uvm",
-    "/dev/nvidia-uvm-tools",
-    "/dev/nvidia-modeset",
-)
-
-
-def _gpu_nodes(only: str | None = None) -> list[str]:
-    """The GPU device nodes a sandbox gets: the control nodes, and every GPU's
-    node or (only) one of them."""
-    gpus = sorted(p for p in glob.glob("/dev/nvidia[0-9]*"))
-    if only is not None:
-        gpus = [p for p in gpus if p == only]
-    return [n for n in _CONTROL_NODES if os.path.exists(n)] + gpus if gpus else []
-
-
-def _system_binds(gpu_node: str | None = None, gpus: bool = True) -> list[str]:
-    """The read-only part every sandbox sees: /usr (merged /bin, /lib), ld.so's
-    configuration, and (for the CUDA runtime) /sys when there is a GPU."""
-    args = ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    for etc in (
-        "/etc/ld.so.cache",
-        "/etc/ld.so.conf",
-        "/etc/ld.so.conf.d",
-        "/etc/alternatives",
-        "/etc/localtime",
-    ):
-        args += ["--ro-bind-try", etc, etc]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    nodes = _gpu_nodes(gpu_node) if gpus else []
-    for node in nodes:
-        args += ["--dev-bind", node, node]
-    if nodes:
-        args += ["--ro-bind", "/sys", "/sys"]
-    return args
-
-
-def _extra_dirs(paths: list[str]) -> list[str]:
-    """Read-only binds for folders outside /usr (a CUDA toolkit under /opt, a
-    cluster's module tree, LD_LIBRARY_PATH entries)."""
-    args, seen = [], set()
-    for p in paths:
-        p = os.path.realpath(p)
-        if not p or p in seen or not os.path.isdir(p) or p == "/" or p.startswith("/usr/"):
-            continue
-        seen.add(p)
-        args += ["--ro-bind", p, p]
-    return args
-
-
-@functools.lru_cache(maxsize=1)
-def _bwrap_has(option: str) -> bool:
-    try:
-        done = proc.run(["bwrap", "--help"], timeout=30)
-    except OSError:
-        return False
-    return option in done.output
-
-
-def _namespaces() -> list[str]:
-    # --disable-userns (bubblewrap 0.8): no nested user namespace from inside.
-    return [
-        "--unshare-all",
-        "--unshare-user",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-    ] + (["--disable-userns"] if _bwrap_has("--disable-userns") else [])
-
-
-@functools.lru_cache(maxsize=4)
-def available(as_nobody: bool | None = None) -> tuple[bool, str]:
-    """Can bubblewrap make the sandbox here? (ok, why not). Runs a trivial sandbox
-    with the same namespaces and the same user as a real one."""
-    bwrap, prlimit = shutil.which("bwrap"), shutil.which("prlimit")
-    if not bwrap:
-        return False, ("bubblewrap (bwrap) is not installed; Debian/Ubuntu: apt install bubblewrap")
-    if not prlimit:
-        return False, "prlimit (util-linux) is not installed"
-    as_nobody = _is_root() if as_nobody is None else as_nobody
-    cmd = (
-        (_drop_privileges() if as_nobody else [])
-        + [bwrap]
-        + _namespaces()
-        + _system_binds()
-        + ["--remount-ro", "/", "--", prlimit, "--nproc=64", "--", "/bin/true"]
-    )
-    try:
-        probe = proc.run(cmd, timeout=60)
-    except OSError as e:
-        return False, f"bwrap could not run: {e}"
-    if not probe.ok:
-        why = probe.output.strip().splitlines()
-        return False, (
-            "bwrap cannot create a sandbox here (user namespaces unavailable?): "
-            + (why[-1] if why else probe.describe())
-        )
-    return True, ""
-
-
 def _reachable(folder: Path) -> bool:
     """Can any user pass through every folder down to `folder` (o+x)?"""
     folder = folder.resolve()
@@ -206,19 +95,6 @@ def _reachable(folder: Path) -> bool:
         return all(os.stat(p).st_mode & 0o001 for p in [folder, *folder.parents])
     except OSError:
         return False
-
-
-def _bwrap_binary() -> str:
-    """bwrap's path. A Sandbox exists only where available() found it; this
-    fails clearly should it have been removed since."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise SandboxError("bubblewrap (bwrap) is no longer installed")
-    return bwrap
-
-
-def _drop_privileges(uid: int = NOBODY, gid: int = NOBODY) -> list[str]:
-    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 
 
 class Sandbox:
@@ -242,8 +118,8 @@ class Sandbox:
             raise SandboxError(why)
         self.limits = limits or Limits()
         self.timeout = timeout
-        self.uid = uid if uid is not None else (NOBODY if _is_root() else os.getuid())
-        self.gid = NOBODY if _is_root() else os.getgid()
+        self.uid = uid if uid is not None else (NOBODY if is_root() else os.getuid())
+        self.gid = NOBODY if is_root() else os.getgid()
         # Under the system's temp folder: the sandbox user must be able to reach it
         # (a grader's output folder may sit under a private home or pytest's 0700
         # tmp; a Slurm job's $TMPDIR may be private to the job's user).
@@ -252,7 +128,7 @@ class Sandbox:
                 (
                     Path(d)
                     for d in (tempfile.gettempdir(), "/tmp", "/var/tmp")
-                    if not _is_root() or _reachable(Path(d))
+                    if not is_root() or _reachable(Path(d))
                 ),
                 None,
             )
@@ -276,7 +152,7 @@ class Sandbox:
         """A fresh writable folder for one submission."""
         home = self.root / "home" / f"{student}-{uuid.uuid4().hex[:8]}"
         home.mkdir(mode=0o700)
-        if _is_root():
+        if is_root():
             os.chown(home, self.uid, self.gid)
         return Cell(self, student, home)
 
@@ -328,8 +204,8 @@ class Cell:
         """bwrap's arguments up to and including prlimit's trailing `--`."""
         box, lim = self.box, self.box.limits
         extra = [d for d in box.extra_ro if os.path.isdir(d)]
-        cmd = [_bwrap_binary()] + _namespaces() + _system_binds(box.gpu_node)
-        cmd += _extra_dirs(extra)
+        cmd = [bwrap_binary()] + namespaces() + system_binds(box.gpu_node)
+        cmd += extra_dirs(extra)
         cmd += [
             "--ro-bind",
             str(binary),
@@ -361,7 +237,7 @@ class Cell:
         grader is root), and the environment of the sandbox's launcher (the
         program itself gets only the variables it needs, set with --setenv)."""
         binary = self.binaries.get(args[0]) or self._binary(args[0])
-        cmd = _drop_privileges(self.box.uid, self.box.gid) if _is_root() else []
+        cmd = drop_privileges(self.box.uid, self.box.gid) if is_root() else []
         cmd += self._bwrap(binary, env) + [str(binary)] + list(args[1:])
         launcher_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return cmd, launcher_env
@@ -372,7 +248,7 @@ class Cell:
         `nobody` (when root) before it runs bwrap, and stays outside."""
         copy = self.binaries.get(str(binary)) or self._binary(str(binary))
         prefix = self._bwrap(copy, dict(os.environ)) + list(tool_prefix or [])
-        return RunnerSpec(copy, prefix, "nobody" if _is_root() else "", self.workdir)
+        return RunnerSpec(copy, prefix, "nobody" if is_root() else "", self.workdir)
 
     def cleanup(self) -> None:
         """Removes the submission's folder and its binaries' copies."""
@@ -414,72 +290,10 @@ class Cell:
     ) -> toolchain.BuildResult:
         """toolchain.build in a sandbox: ninja sees the toolchain and the worker's tree
         (tree: the harness's source folder, often holding build_dir), nothing else."""
-        build_dir = Path(build_dir).resolve()
-        tree = Path(tree).resolve() if tree else build_dir.parent
-        ninja = _real_ninja()
-        path = ":".join(
-            dict.fromkeys(
-                [
-                    os.path.dirname(ninja),
-                    os.path.dirname(sys.executable),
-                    *os.environ.get("PATH", "").split(":"),
-                ]
-            )
+        return sandbox_build.build(
+            build_dir,
+            target,
+            extra_ro=self.box.extra_ro + self.box.toolchain,
+            tree=tree,
+            timeout=timeout,
         )
-        # Every compiler this build really runs, wherever it is installed.
-        ro = [
-            os.path.dirname(ninja),
-            sys.prefix,
-            sys.base_prefix,
-            *toolchain.toolchain_dirs(build_dir, path),
-        ]
-        ro += self.box.extra_ro + self.box.toolchain
-        cmd = [_bwrap_binary()] + _namespaces() + _system_binds(gpus=False) + _extra_dirs(ro)
-        cmd += ["--tmpfs", "/tmp", "--bind", str(tree), str(tree)]
-        if not build_dir.is_relative_to(tree):
-            cmd += ["--bind", str(build_dir), str(build_dir)]
-        cmd += [
-            "--remount-ro",
-            "/",
-            "--chdir",
-            str(tree),
-            "--setenv",
-            "PATH",
-            path,
-            "--setenv",
-            "HOME",
-            "/tmp",
-            "--setenv",
-            "LANG",
-            "C.UTF-8",
-            "--",
-            ninja,
-            "-C",
-            str(build_dir),
-            f"tests/{target}",
-        ]
-        done = proc.run(cmd, timeout=timeout)
-        if done.timed_out:
-            return toolchain.BuildResult(target, False, f"build timed out after {timeout:.0f} s")
-        return toolchain.BuildResult(target, done.code == 0, done.output, seconds=done.seconds)
-
-
-def _real_ninja() -> str:
-    """ninja's own binary, not a version manager's shell shim (pyenv) that needs
-    the manager's whole tree."""
-    found = shutil.which("ninja")
-    if found:
-        with open(found, "rb") as f:
-            if f.read(2) != b"#!":
-                return os.path.realpath(found)
-    try:
-        import ninja  # the PyPI package ships the binary
-
-        cand = os.path.join(ninja.BIN_DIR, "ninja")
-        if os.access(cand, os.X_OK):
-            return cand
-    except ImportError:
-        pass
-    if os.access("/usr/bin/ninja", os.X_OK):
-        return "/usr/bin/ninja"
-    raise SandboxError("ninja is not installed")

@@ -25,7 +25,7 @@ import pytest
 from conftest import honest
 
 from grader.commands import batch, batch_config
-from grader.infra import isolation, sandbox
+from grader.infra import bwrap, isolation, sandbox
 from grader.infra.toolchain import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "attacks"))
@@ -39,7 +39,7 @@ needs_build = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
 )
 NS_OK, NS_WHY = isolation.namespaces_available()
-BOX_OK, BOX_WHY = sandbox.available()
+BOX_OK, BOX_WHY = bwrap.available()
 
 
 def runner_processes() -> list[str]:

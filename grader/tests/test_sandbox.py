@@ -22,13 +22,13 @@ import pytest
 from conftest import honest
 
 from grader.commands import batch, batch_config
-from grader.infra import proc, sandbox
+from grader.infra import bwrap, proc, sandbox
 from grader.infra.toolchain import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "escapes"))
 import make_escapes  # noqa: E402
 
-OK, WHY = sandbox.available()
+OK, WHY = bwrap.available()
 needs_bwrap = pytest.mark.skipif(not OK, reason=f"no sandbox here: {WHY}")
 needs_build = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
@@ -101,7 +101,7 @@ def test_a_sandbox_sees_only_its_folder_and_no_network(tmp_path):
         """
         res = _in_cell(cell, probe)
         out = res.stdout
-        want_uid = sandbox.NOBODY if os.geteuid() == 0 else os.getuid()
+        want_uid = bwrap.NOBODY if os.geteuid() == 0 else os.getuid()
         assert f"uid={want_uid}" in out, res.stderr
         assert "WROTE_OWN" in out and "GOT_LAB_ENV" in out
         for bad in (

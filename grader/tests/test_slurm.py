@@ -19,12 +19,12 @@ import pytest
 from grader import labmeta
 from grader.commands import batch, batch_config, slurm_batch
 from grader.engine import feedback, submissions
-from grader.infra import proc, sandbox, slurm
+from grader.infra import bwrap, proc, slurm
 from grader.infra.toolchain import REPO
 from grader.results import StudentResult
 
 OK, WHY = slurm.available()
-SANDBOX, _ = sandbox.available()
+SANDBOX, _ = bwrap.available()
 needs_slurm = [
     pytest.mark.skipif(not OK, reason=f"no Slurm here: {WHY} (.ci/slurm_localhost.sh starts one)"),
     pytest.mark.skipif(

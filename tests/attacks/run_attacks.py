@@ -32,7 +32,7 @@ import judge  # noqa: E402
 import make_attacks  # noqa: E402
 
 from grader.commands import batch, batch_config  # noqa: E402
-from grader.infra import sandbox, toolchain  # noqa: E402
+from grader.infra import bwrap, toolchain  # noqa: E402
 
 
 def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict:
@@ -109,7 +109,7 @@ def main() -> int:
     args = ap.parse_args()
     modes = args.mode or ["contained-policy", "sandboxed-split"]
     if any(m.startswith("sandboxed") for m in modes):
-        ok, why = sandbox.available()
+        ok, why = bwrap.available()
         if not ok:
             print(f"no sandbox here: {why}")
             return 2
