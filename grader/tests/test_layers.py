@@ -21,10 +21,8 @@ MAX_LINES = 400
 # hanging indents over more lines.
 OVER = {
     "grader.cli": 460,
-    "grader.commands.gpucheck": 592,
     "grader.commands.slurm_batch": 424,
     "grader.engine.submissions": 405,
-    "grader.infra.sandbox": 485,
 }
 
 
