@@ -128,9 +128,9 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _slurm_task(args: argparse.Namespace) -> int:
-    from .commands import slurm_batch
+    from .commands import slurm_task
 
-    return slurm_batch.run_task(args.manifest, args.index)
+    return slurm_task.run_task(args.manifest, args.index)
 
 
 def _bench(args: argparse.Namespace) -> int:
