@@ -15,18 +15,11 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 
 from . import labmeta
+from .commands import arguments
 from .infra import toolchain
 from .status import LabStatus
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text}")
-    return value
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -128,9 +121,9 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _slurm_task(args: argparse.Namespace) -> int:
-    from .commands import slurm_batch
+    from .commands import slurm_task
 
-    return slurm_batch.run_task(args.manifest, args.index)
+    return slurm_task.run_task(args.manifest, args.index)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -212,244 +205,27 @@ def _gpucheck(args: argparse.Namespace) -> int:
     )
 
 
+# By the subcommand's name (args.command), so that the parser in
+# grader/commands/arguments.py knows nothing of the code that runs each one.
+HANDLERS = {
+    "grade": _grade,
+    "batch": _batch,
+    "slurm-task": _slurm_task,
+    "bench": _bench,
+    "profile": _profile,
+    "calibrate": _calibrate,
+    "release": _release,
+    "selftest": _selftest,
+    "similarity": _similarity,
+    "gpucheck": _gpucheck,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m grader", description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="command", required=True)
-
-    g = sub.add_parser("grade", help="build, run and score your labs")
-    g.add_argument("labs", nargs="*", help="lab ids or numbers (default: all), e.g. 04")
-    g.add_argument(
-        "--impl",
-        default="labs",
-        choices=["labs", "solutions"],
-        help="grade labs/ (yours) or solutions/ (the reference)",
-    )
-    g.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
-    g.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "grade-report.json")
-    g.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
-    g.add_argument("--seed", type=int, help="replay a run's inputs (printed in the report)")
-    g.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
-    g.add_argument(
-        "--no-sanitize",
-        action="store_true",
-        help="skip the small cases under compute-sanitizer (memcheck, racecheck, "
-        "synccheck), which run by default on GPU labs; findings cost the lab "
-        "its correctness points",
-    )
-    g.set_defaults(func=_grade)
-
-    b = sub.add_parser("batch", help="grade many submissions (folders, archives, git repos)")
-    b.add_argument("submissions", nargs="+")
-    b.add_argument("--out", type=Path, required=True, help="gradebook, feedback, worker trees")
-    b.add_argument("--lab", action="append", help="grade only these labs (repeatable)")
-    b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
-    b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
-    b.add_argument("--arch", default="auto", help="gpu_arch for meson")
-    b.add_argument(
-        "--jobs-per-gpu",
-        type=_positive,
-        default=1,
-        metavar="K",
-        help="students graded at once on each GPU, each with its own build tree; "
-        "their timed tests still run alone (default 1; see the README for "
-        "when more pays)",
-    )
-    b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
-    b.add_argument(
-        "--no-sanitize",
-        action="store_true",
-        help="skip the small cases under compute-sanitizer (on by default)",
-    )
-    b.add_argument(
-        "--roster",
-        type=Path,
-        help="CSV of submission,student_id: the ids the gradebook uses (default: "
-        "each submission's folder or repository name, which must be unique)",
-    )
-    b.add_argument(
-        "--no-preflight",
-        action="store_true",
-        help="do not grade the reference solutions first (they must pass in the "
-        "batch's own setting, or the batch stops)",
-    )
-    b.add_argument(
-        "--accept-ceiling",
-        action="store_true",
-        help="grade even when the measured copy ceiling is more than 15%% off the "
-        "course's calibration for this GPU",
-    )
-    b.add_argument(
-        "--sandbox",
-        action="store_true",
-        help="build and run each submission in a bubblewrap sandbox: an unprivileged "
-        "user, no network, only its own folder writable, limits on CPU, memory, "
-        "processes and output",
-    )
-    b.add_argument(
-        "--sandbox-limit",
-        action="append",
-        metavar="KEY=VALUE",
-        help="change a sandbox limit: memory_mb, processes, output_mb, cpu_seconds, "
-        "open_files (repeatable)",
-    )
-    b.add_argument(
-        "--slurm",
-        action="store_true",
-        help="grade on a Slurm cluster: one job-array task per submission",
-    )
-    b.add_argument("--partition", help="Slurm partition (default: the cluster's default)")
-    b.add_argument(
-        "--slurm-arg",
-        action="append",
-        metavar="OPTION",
-        help="another sbatch option, e.g. --slurm-arg=--account=cs101 (repeatable)",
-    )
-    b.add_argument(
-        "--slots",
-        type=int,
-        default=4,
-        help="Slurm: tasks running at once, each with its own build tree (default 4)",
-    )
-    b.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="Slurm: submit and return; run the same command again to follow the "
-        "job and write the gradebook",
-    )
-    b.set_defaults(func=_batch)
-
-    t = sub.add_parser(
-        "slurm-task",
-        help="(inside a Slurm job of batch --slurm) grade one submission of a manifest",
-    )
-    t.add_argument("manifest", type=Path)
-    t.add_argument("--index", type=int, help="default: $SLURM_ARRAY_TASK_ID")
-    t.set_defaults(func=_slurm_task)
-
-    r = sub.add_parser("bench", help="every reference and CUB over 2^16..2^30, JSON and plots")
-    r.add_argument("--out", type=Path, default=toolchain.REPO / "build" / "bench")
-    r.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
-    r.add_argument("--arch", default="auto")
-    r.set_defaults(func=_bench)
-
-    p = sub.add_parser(
-        "profile",
-        help="your kernel under Nsight Compute beside the reference "
-        "and the previous lab: the counters behind the GB/s",
-    )
-    p.add_argument("labs", nargs="*", help="lab ids or numbers (default: every GPU lab)")
-    p.add_argument(
-        "--impl",
-        default="labs",
-        choices=["labs", "solutions"],
-        help="profile labs/ (yours) or solutions/ as yours",
-    )
-    p.add_argument(
-        "--log2n",
-        type=int,
-        default=25,
-        choices=range(16, 31),
-        metavar="16..30",
-        help="input size, log2 of the element count (default 25: 128 MiB of ints)",
-    )
-    p.add_argument(
-        "--references",
-        action="store_true",
-        help="(instructor) profile only the reference solutions, in the shape of "
-        "the committed run that a student release reads",
-    )
-    p.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
-    p.add_argument("--arch", help="gpu_arch for meson (default: the build folder's)")
-    p.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "profile.json")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per program under ncu")
-    p.set_defaults(func=_profile)
-
-    k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
-    k.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
-    k.add_argument("--arch", default="auto")
-    k.add_argument("--repeats", type=int, default=3)
-    k.add_argument("--margin", type=float, default=0.85)
-    k.add_argument("--write", action="store_true", help="update grader/labs.toml")
-    k.add_argument(
-        "--json",
-        type=Path,
-        help="where the figures go, as evidence (default: BUILD_DIR/calibration.json)",
-    )
-    k.set_defaults(func=_calibrate)
-
-    e = sub.add_parser("release", help="write the student repository to DEST and check it")
-    e.add_argument("dest", type=Path)
-    e.add_argument("--no-check", action="store_true", help="skip grading lab 01 in DEST")
-    e.set_defaults(func=_release)
-
-    s = sub.add_parser(
-        "selftest", help="the repository's own tests (solutions, skeletons, mutants, grader)"
-    )
-    s.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
-    s.add_argument(
-        "-D",
-        dest="meson_option",
-        action="append",
-        metavar="OPTION=VALUE",
-        help="passed to meson setup, e.g. -D gpu_arch=sm_90",
-    )
-    s.set_defaults(func=_selftest)
-
-    m = sub.add_parser(
-        "similarity",
-        help="(instructor) pairs of students, and students and "
-        "known code, whose fenced code is alike; never a grade",
-    )
-    m.add_argument("out", type=Path, help="the --out folder of a batch")
-    m.add_argument(
-        "--corpus",
-        type=Path,
-        action="append",
-        metavar="DIR",
-        help="code to compare every student with besides the reference solutions: "
-        "last term's submissions, public kernels dropped in a folder (repeatable)",
-    )
-    m.add_argument(
-        "--threshold",
-        type=float,
-        help="share of one side's code found in the other that flags a pair (default 0.8)",
-    )
-    m.add_argument(
-        "--min-match", type=int, help="normalised characters matched, at least (default 60)"
-    )
-    m.add_argument("--lab", action="append", help="only these labs (repeatable)")
-    m.set_defaults(func=_similarity)
-
-    c = sub.add_parser(
-        "gpucheck",
-        help="on a GPU machine: build everything, run every test "
-        "and benchmark, write JSON evidence",
-    )
-    c.add_argument("--out", type=Path, required=True, help="folder for the JSON and logs")
-    c.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build-gpucheck")
-    c.add_argument("--arch", default="native", help="gpu_arch for meson (default native)")
-    c.add_argument(
-        "--parts",
-        help="comma-separated: labs, suites, bench, profile, attacks, "
-        "sandbox, class (default: all)",
-    )
-    c.add_argument(
-        "--sandbox-labs",
-        metavar="LABS",
-        help="the part sandbox grades only these labs, e.g. 01,02,03 (default: all)",
-    )
-    c.add_argument(
-        "--merge",
-        nargs="+",
-        type=Path,
-        metavar="JSON",
-        help="merge the gpucheck.json of partial runs into OUT/gpucheck.json",
-    )
-    c.set_defaults(func=_gpucheck)
-
+    ap = arguments.build_parser(__doc__.split("\n\n")[0])
     args = ap.parse_args(argv)
     try:
-        return args.func(args)
+        return HANDLERS[args.command](args)
     except (toolchain.SetupError, labmeta.CourseFileError, KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"error: {msg}", file=sys.stderr)

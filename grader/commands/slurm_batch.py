@@ -9,7 +9,8 @@ Each task writes OUT/students/<name>/ exactly as a local worker does, so OUT
 must be on a file system that the nodes share. At most `slots` tasks run at
 once (the array's %N throttle); each running task holds a slot, a build tree in
 OUT/slurm/slots/ that is built once and then only recompiles a submission's
-lab files (a lock file per slot: two tasks never build in one tree).
+lab files (a lock file per slot: two tasks never build in one tree). The task's
+side is grader/commands/slurm_task.py; this module is the submitting side.
 
 The submitting process then follows the job through squeue (pending, running,
 graded; sacct, where the cluster keeps accounting, names the state of a task
@@ -32,7 +33,6 @@ job may still be running, and the same command again follows it.
 from __future__ import annotations
 
 import datetime
-import fcntl
 import json
 import math
 import os
@@ -42,9 +42,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import feedback, submissions
+from ..engine import submissions
 from ..engine.feedback import gradebook_csv
-from ..infra import gpus, slurm, store, toolchain
+from ..infra import slurm, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.sandbox import Limits
 from ..results import StudentResult
@@ -343,82 +343,3 @@ def run_batch(
         f"report: {class_report.write(config.out, results, labs)}"
     )
     return results
-
-
-# -- inside a task --------------------------------------------------------------------------
-
-
-def _acquire_slot(sdir: Path, slots: int, index: int):
-    """A free build tree: its lock is held for the life of the task (closed on exit)."""
-    (sdir / "slots").mkdir(parents=True, exist_ok=True)
-    for k in range(slots):
-        f = open(sdir / "slots" / f"s{k}.lock", "a")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return k, f
-        except BlockingIOError:
-            f.close()
-    # Every slot taken (a task of an older job still running): wait for one.
-    k = index % slots
-    f = open(sdir / "slots" / f"s{k}.lock", "a")
-    fcntl.flock(f, fcntl.LOCK_EX)
-    return k, f
-
-
-def run_task(manifest_path: Path, index: int | None = None) -> int:
-    """One array task: grade submission `index` of the manifest into OUT/students/."""
-    m = json.loads(Path(manifest_path).read_text())
-    if index is None:
-        index = int(os.environ.get("SLURM_ARRAY_TASK_ID", "0"))
-    spec = m["specs"][index]
-    out = Path(m["out"])
-    config = batch_config.BatchConfig(
-        out=out,
-        lab_ids=m["lab_ids"],
-        timeout=m["timeout"],
-        arch=m["arch"],
-        perf=m["perf"],
-        sandbox=m["sandbox"],
-        sandbox_limits=Limits(**m["sandbox_limits"]),
-        sanitize=m.get("sanitize", True),
-        linked_policy=m.get("linked_policy", True),
-        preflight=m.get("preflight", True),
-    )
-    course = labmeta.load()
-    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
-    students = out / "students"
-    name = m["ids"][index] if "ids" in m else submissions.student_name(spec)
-    host = os.uname().nodename
-    gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if batch.previous_result(spec, name, students, course, config) is not None:
-        print(f"[slurm-task {index}] {name}: already graded", flush=True)
-        return 0
-    k, lock = _acquire_slot(out / "slurm", max(1, m["slots"]), index)
-    print(
-        f"[slurm-task {index}] {name} on {host}, slot {k}" + (f", GPU {gpu}" if gpu else ""),
-        flush=True,
-    )
-    try:
-        # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
-        worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
-        worker.prepare(course, labs)
-        try:
-            runnable = [
-                l
-                for l in labs
-                if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES") or gpus.visible_gpus()
-            ]
-            worker.measure_ceilings(runnable, course, "before")
-            # Once per slot and set of options: the reference passes on this node.
-            marker = worker.root / f"preflight-{config.fingerprint()}-{host}"
-            if config.preflight and not marker.exists():
-                worker.preflight(course, runnable, print)
-                marker.touch()
-            res = worker.grade(spec, name, course, labs)
-        finally:
-            worker.close()
-        feedback.write_student(students, res)
-        print(f"[slurm-task {index}] {batch_worker.summary_line(res)}", flush=True)
-        return 1 if res.error else 0
-    finally:
-        lock.close()
