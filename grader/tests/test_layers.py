@@ -16,12 +16,10 @@ ENTRY = {"grader", "grader.__main__", "grader.cli"}
 DATA = {"grader.labmeta", "grader.course_schema", "grader.status", "grader.results"}
 MAX_LINES = 400
 # Modules still over the limit, each with the most lines it may have: the
-# figure may only go down, and the entry goes when the module is split. These
-# five crossed it when `ruff format` (one style, CI-checked) spread their
-# hanging indents over more lines.
+# figure may only go down, and the entry goes when the module is split.
+# submissions crossed it by 5 lines when `ruff format` spread its hanging
+# indents; its three jobs (open, unpack, read files) are already three modules.
 OVER = {
-    "grader.cli": 460,
-    "grader.commands.slurm_batch": 424,
     "grader.engine.submissions": 405,
 }
 
@@ -180,3 +178,16 @@ def test_modules_stay_small():
         if m in modules() and len(modules()[m].read_text().splitlines()) <= MAX_LINES
     ]
     assert not split, f"{split} fit now: take them out of OVER"
+
+
+def test_every_subcommand_has_its_handler():
+    """The options live in commands/arguments.py and the handlers in cli.py: a
+    subcommand added to one and not the other would fail only when called."""
+    import argparse
+
+    from grader import cli
+    from grader.commands import arguments
+
+    parser = arguments.build_parser("")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == list(cli.HANDLERS)
