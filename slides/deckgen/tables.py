@@ -289,6 +289,22 @@ def steps_table(ev: Evidence) -> list[str]:
     return rows
 
 
+def graded_case_words(lab: Lab) -> str:
+    """A lab graded on two bandwidth tests (lab 09: int sum and float max)
+    shows the lower one's figures: say which, so that a title such as "beat
+    CUB" is not read as the sum's figure when it is the max's. Empty for a
+    lab with one test."""
+    cases = [c for c in lab.cases if as_float(c.get("fraction")) is not None]
+    if len(cases) < 2:
+        return ""
+    low = min(cases, key=lambda c: as_float(c.get("fraction")) or 0.0)
+    what = "float max" if str(low.get("_name", "")).startswith("Max") else "int sum"
+    return (
+        f"Lab {lab.num}: the figures of its {what}, the lower of its {len(cases)} "
+        f"bandwidth tests (deck {lab.num} has both)."
+    )
+
+
 def intro_block(ev: Evidence) -> str:
     rows = [
         "| lab | technique | GB/s | of the copy | threshold | of theoretical |",
@@ -320,6 +336,7 @@ def intro_block(ev: Evidence) -> str:
             "",
             *rows,
             "",
+            *[w + "\n" for w in (graded_case_words(lab) for lab in ev.labs if lab.present) if w],
             "## Measured: what each step bought",
             "",
             "GB/s of each lab over the lab it builds on, by input size, from the bench "
