@@ -38,6 +38,8 @@ VERSION = 14
 EXCLUDED = {
     "tests/gpu_runs/": "GPU evidence: the code a student wrote and ran in a recorded session "
     "(tests/gpu_runs/README.md), kept byte for byte as measured",
+    "tests/similarity/": "the similarity check's fixtures: honest students' own layouts and "
+    "pasted copies whose disguise (layout, names) is what the check must see through",
 }
 
 
