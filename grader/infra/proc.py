@@ -48,7 +48,8 @@ def kill_group(pid: int) -> None:
 
 
 def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, start time) for every process /proc shows."""
+    """pid -> (parent pid, start time) for every running process /proc shows;
+    a zombie (dead, not yet reaped) is left out: it runs nothing."""
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -58,7 +59,8 @@ def _process_table() -> dict[int, tuple[int, str]]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and ')'
-        table[int(name)] = (int(fields[1]), fields[19])
+        if fields[0] != "Z":
+            table[int(name)] = (int(fields[1]), fields[19])
     return table
 
 
@@ -94,21 +96,9 @@ def _kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
     deadline = time.monotonic() + settle_s
     while doomed and time.monotonic() < deadline:
         table = _process_table()
-        doomed = [
-            (p, start)
-            for p, start in doomed
-            if table.get(p, (0, ""))[1] == start and not _is_zombie(p)
-        ]
+        doomed = [(p, start) for p, start in doomed if table.get(p, (0, ""))[1] == start]
         if doomed:
             time.sleep(0.02)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rfind(")") + 2 :].startswith("Z")
 
 
 # The process groups `run` has alive, from every thread: an interrupted batch

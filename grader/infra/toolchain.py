@@ -14,7 +14,6 @@ from pathlib import Path
 from . import proc
 
 REPO = Path(__file__).resolve().parents[2]
-REQUIREMENTS = REPO / "requirements.txt"
 
 
 class SetupError(RuntimeError):

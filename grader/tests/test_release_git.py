@@ -38,6 +38,25 @@ def git(repo, *args):
     ).stdout
 
 
+def commit(repo, message: str, *options: str) -> None:
+    """A commit under a throwaway identity, whatever git config the machine has."""
+    git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "--no-verify",
+        *options,
+        "-m",
+        message,
+    )
+
+
 def release_files(dest: Path) -> set[str]:
     return {
         p.relative_to(dest).as_posix()
@@ -108,21 +127,7 @@ def test_gitattributes_export_ignore_is_left_out(clone):
     """git archive alone, with this tree's .gitattributes committed, leaves out LEFT_OUT."""
     shutil.copy(REPO / ".gitattributes", clone / ".gitattributes")
     git(clone, "add", "-f", ".gitattributes")
-    git(
-        clone,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "--no-verify",
-        "--allow-empty",
-        "-m",
-        "attributes",
-    )  # empty where HEAD has this .gitattributes already
+    commit(clone, "attributes", "--allow-empty")  # empty where HEAD has it already
     names = subprocess.run(
         ["git", "-C", str(clone), "archive", "--format=tar", "HEAD"],
         check=True,
@@ -164,20 +169,7 @@ def test_release_of_a_small_repository(tmp_path):
     (repo / "labs" / "01" / "run.sh").chmod(0o755)
     git(tmp_path, "init", "-q", str(repo))
     git(repo, "add", "-A")
-    git(
-        repo,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        "course",
-    )
+    commit(repo, "course")
     dirty_the_tree(repo)
     dest = tmp_path / "release"
     release.make(dest, repo=repo)
@@ -200,20 +192,7 @@ def test_run_names_the_uncommitted_changes_it_left_out(tmp_path, capsys):
     (repo / "labs" / "a.cu").write_text("a\n")
     git(tmp_path, "init", "-q", str(repo))
     git(repo, "add", "-A")
-    git(
-        repo,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        "c",
-    )
+    commit(repo, "c")
     (repo / "labs" / "a.cu").write_text(MARKER)
     (repo / "runs").mkdir()
     (repo / "runs" / "grades.csv").write_text(MARKER)

@@ -78,7 +78,7 @@ def pair_cost(course: labmeta.Course, pairs: int = 1000) -> float:
     lab = course.lab("07")
     skeleton = (REPO / "labs" / lab.id / lab.files[0]).read_text()
     bodies = make_copies.reference_bodies(course)[lab.id]
-    hashes = compare.boilerplate_hashes([t for _, t in documents.boilerplate_texts(course)[lab.id]])
+    hashes = compare.boilerplate_hashes(documents.boilerplate_texts(course)[lab.id])
     fps = []
     for k, how in enumerate(["rename", "reformat", "reorder", "all"] * 25):
         text = make_copies.fill(

@@ -66,7 +66,7 @@ def analyse_documents(
     boilerplate = documents.boilerplate_texts(course, skeletons)
     runs = {}
     for lab in course.labs:
-        hashes = compare.boilerplate_hashes([t for _, t in boilerplate.get(lab.id, [])])
+        hashes = compare.boilerplate_hashes(boilerplate.get(lab.id, []))
         runs[lab.id] = compare.compare_lab(
             lab.id,
             [d for d in students if d.lab == lab.id],

@@ -7,6 +7,7 @@ fingerprints never count as a match."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def _has_fences(text: str) -> bool:
 
 
 def lab_document(
-    owner: str, kind: str, lab: labmeta.Lab, files: dict[str, str | None]
+    owner: str, kind: str, lab: labmeta.Lab, files: Mapping[str, str | None]
 ) -> tuple[Document, list[str]]:
     """The fences of one lab's files (name -> text; None: missing), and notes on
     files whose fences could not be read."""
@@ -128,16 +129,14 @@ def reference_documents(course: labmeta.Course, root: Path = REPO / "solutions")
             if (root / lab.id / name).is_file()
         }
         if files:
-            docs.append(lab_document("reference", "reference", lab, dict(files))[0])
+            docs.append(lab_document("reference", "reference", lab, files)[0])
     return docs
 
 
-def boilerplate_texts(
-    course: labmeta.Course, root: Path = REPO / "labs"
-) -> dict[str, list[tuple[str, str]]]:
-    """lab id -> (language, normalised text) of its skeleton's fences and of the
-    code around them: what every student was given."""
-    out: dict[str, list[tuple[str, str]]] = {}
+def boilerplate_texts(course: labmeta.Course, root: Path = REPO / "labs") -> dict[str, list[str]]:
+    """lab id -> the normalised text of its skeleton's fences and of the code
+    around them: what every student was given."""
+    out: dict[str, list[str]] = {}
     for lab in course.labs:
         texts = []
         for name in lab.files:
@@ -147,7 +146,7 @@ def boilerplate_texts(
             text = path.read_text()
             texts.append(normalise(fences.outside(text), language_of(name)).text)
             texts += [p.norm.text for p in _fenced_parts(name, text)]
-        out[lab.id] = [("cuda", t) for t in texts]
+        out[lab.id] = texts
     return out
 
 
@@ -188,7 +187,7 @@ def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Documen
             norm = normalise(text, language_of(name))
             docs.append(Document(shown, "corpus", None, [Part(name, 1, text, norm)]))
     for (owner, lab_id), files in sorted(grouped.items()):
-        doc, lab_notes = lab_document(owner, "corpus", lab_ids[lab_id], dict(files))
+        doc, lab_notes = lab_document(owner, "corpus", lab_ids[lab_id], files)
         docs.append(doc)
         notes += lab_notes
     return docs, notes
