@@ -17,6 +17,7 @@ pytest.importorskip(
 
 from grader import labmeta  # noqa: E402
 from grader.commands.similarity import analyse, compare, documents  # noqa: E402
+from grader.engine import fences  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "similarity"))
@@ -123,3 +124,22 @@ def test_the_corpus_is_read_per_lab_or_whole(tmp_path):
     assert by_owner["corpus/kernel.cu"].lab is None and len(docs) == 2
     with pytest.raises(ValueError, match="not a folder"):
         documents.corpus_documents(tmp_path / "missing", COURSE)
+
+
+def test_a_copy_padded_with_other_code_is_still_found():
+    """The reference pasted whole into a fence, with four times as much code of
+    other students' around it: most of the student's code is not the
+    reference's, but all of the reference is in it."""
+    lab = COURSE.lab("04")
+    solution = (REPO / "solutions" / lab.id / "reduce.cu").read_text().splitlines(keepends=True)
+    padding = "".join(
+        (REPO / "tests" / "similarity" / "honest" / s / "02_interleaved.block_sum.cu").read_text()
+        for s in ("kim", "lee", "max", "noa")
+    )
+    end = next(k for k, line in enumerate(solution) if fences.END.match(line))
+    padded = "".join(solution[:end]) + "{\n" + padding + "}\n" + "".join(solution[end:])
+    doc, notes = documents.lab_document("padder", "student", lab, {"reduce.cu": padded})
+    assert notes == []
+    result = analyse.analyse_documents([doc], labmeta.Course(COURSE.gpu, (lab,)))
+    assert [(m.b.owner, m.flagged) for m in result.flagged] == [("reference", True)]
+    assert result.flagged[0].score >= compare.THRESHOLD

@@ -206,9 +206,11 @@ def _compare(
     if key not in cache:  # two pairs of the same normalised texts match alike
         cache[key] = compare_files(fa, fb)
     _, (sim_a, sim_b), spans = cache[key]
-    # Against a known source, what counts is how much of the student's code
-    # is in it; between two students, either may be the copy.
-    score = float(sim_a if b.kind != "student" else max(sim_a, sim_b))
+    # Either side may be the copy, and a copy padded with code of one's own
+    # still holds all of its source: the larger share counts. Only a whole
+    # corpus file (no lab: a file of many kernels, of which a student takes
+    # one) counts by how much of the student's code is in it.
+    score = float(sim_a if b.lab is None else max(sim_a, sim_b))
     if np.ndim(spans[0]) != 2:  # nothing in common: copydetect gives empty arrays
         return Match(
             lab, a, b, score, 0, flagged=score >= settings.threshold and settings.min_match <= 0
