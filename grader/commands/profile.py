@@ -16,13 +16,13 @@ Exit codes beside the grader's usual ones (grader/cli.py): 4 no GPU here,
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from .. import labmeta
-from ..infra import proc, toolchain
+from ..infra import evidence, proc, toolchain
+from ..infra.evidence import ProfileFile, ProfileMachine
 from ..status import ProfileStatus
 from .profile_ncu import (
     COMMON,
@@ -88,28 +88,32 @@ def lab_of(course: labmeta.Course, name: str) -> labmeta.Lab:
 # --- the command -------------------------------------------------------------------
 
 
-def load_reference_run(path: Path = REFERENCE_RUN) -> dict:
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text())
-    return data
+def load_reference_run(path: Path = REFERENCE_RUN) -> ProfileFile | None:
+    """The committed references, through the evidence schema (the file from before
+    the schema reads through its adapter)."""
+    return evidence.load(path, ProfileFile) if path.exists() else None
 
 
 def _reference(
-    name: str, build_dir: Path, live: bool, committed: dict, log2n: int, timeout: float, progress
+    name: str,
+    build_dir: Path,
+    live: bool,
+    committed: ProfileFile | None,
+    log2n: int,
+    timeout: float,
+    progress,
 ) -> Profile | None:
     if live:
         binary = build_dir / "tests" / f"bench-{name}"
         progress(f"[profile] {name}: the reference under ncu ...")
         return profile_binary(binary, "reference", log2n, timeout)
-    entry = committed.get("profiles", {}).get(name)
-    if not entry:
+    entry = committed.profiles.get(name) if committed else None
+    if not entry or committed is None:
         return None
     p = Profile.from_dict(entry)
-    machine = committed.get("machine", {})
     p.source = (
         f"the committed run on {p.device or 'the course GPU'} (commit "
-        f"{machine.get('commit', '?')[:7]}), not this GPU"
+        f"{committed.machine.commit[:7] or '?'}), not this GPU"
     )
     return p
 
@@ -142,7 +146,7 @@ def run(
         return EXIT_NO_GPU
     find_ncu()
     live = (toolchain.REPO / "solutions").is_dir()
-    committed = {} if live else load_reference_run()
+    committed = None if live else load_reference_run()
     toolchain.configure(build_dir, [f"-Dgpu_arch={arch}"] if arch else None)
 
     mine_prefix = "bench-" if impl == "solutions" else "labs-bench-"
@@ -165,7 +169,7 @@ def run(
     if not built.ok:
         print(f"build failed:\n{built.first_errors}")
         return 1
-    if not live and not committed:
+    if not live and committed is None:
         print(
             f"note: no reference profile here ({REFERENCE_RUN.relative_to(toolchain.REPO)} is "
             "missing): only your own columns are shown"
@@ -211,9 +215,7 @@ def run(
             name: {k: asdict(p) if p else None for k, p in row.items()}
             for name, row in results.items()
         }
-    json_path.write_text(
-        json.dumps({"machine": machine_info(), "log2n": log2n, "profiles": body}, indent=2) + "\n"
-    )
+    evidence.dump(ProfileFile(machine=machine_info(), log2n=log2n, profiles=body), json_path)
     for name, row in results.items():
         print()
         print(table(course, name, row, previous[name]))
@@ -224,16 +226,16 @@ def run(
     return 1 if any(p is None or p.status != ProfileStatus.OK for p in judged) else 0
 
 
-def machine_info() -> dict:
+def machine_info() -> ProfileMachine:
     from ..infra.gpus import list_gpus
 
     gpu = next(iter(list_gpus()), None)
     done = proc.run([find_ncu(), "--version"], timeout=60)
-    return {
-        "gpu": gpu.name if gpu else "",
-        "commit": toolchain.git_commit(),
-        "ncu": done.output.strip().splitlines()[-1] if done.ok and done.output.strip() else "",
-    }
+    return ProfileMachine(
+        gpu=gpu.name if gpu else "",
+        commit=toolchain.git_commit(),
+        ncu=done.output.strip().splitlines()[-1] if done.ok and done.output.strip() else "",
+    )
 
 
 def table(

@@ -11,6 +11,7 @@ import pytest
 
 from grader import cli, labmeta
 from grader.commands import profile, profile_ncu
+from grader.infra import evidence
 
 HEADER = ['"ID"', '"Kernel Name"', '"Block Size"', '"Grid Size"']
 
@@ -206,10 +207,19 @@ def test_committed_reference_is_labelled_with_its_gpu(tmp_path):
         device="NVIDIA H200",
         metrics={k: 1.0 for k in profile_ncu.METRICS},
     )
-    committed = {
-        "machine": {"commit": "abcdef123"},
-        "profiles": {"04_sequential_addressing": profile.asdict(p)},
-    }
+    # Written and read back through the evidence schema, as `profile --references` and
+    # a student's `profile` do.
+    path = tmp_path / "profile.json"
+    evidence.dump(
+        evidence.ProfileFile(
+            machine=evidence.ProfileMachine(gpu="NVIDIA H200", commit="abcdef123"),
+            log2n=25,
+            profiles={"04_sequential_addressing": profile.asdict(p)},
+        ),
+        path,
+    )
+    assert json.loads(path.read_text())["schema_version"] == evidence.SCHEMA_VERSION
+    committed = profile.load_reference_run(path)
     got = profile._reference("04_sequential_addressing", tmp_path, False, committed, 25, 1, print)
     assert got.source == "the committed run on NVIDIA H200 (commit abcdef1), not this GPU"
     text = profile.table(labmeta.load(), "04_sequential_addressing", {"reference": got}, None)
