@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""How compute-sanitizer behaves when a batch runs several at once on one GPU:
+what one run of each tool costs alone, and what K runs started together cost,
+with the tool's default connection port and with a port of their own.
+
+A batch runs the sanitizer on every correct GPU lab (three tools, a few small
+cases each). One at a time, at about 3.5 s a lab, it caps a batch near 1,000
+student-labs an hour whatever else is fast (issue 16); this study says whether
+running them side by side is safe and what it buys.
+
+usage: sanitizer_study.py OUT [--arch sm_90] [--labs 04_sequential_addressing,...]
+                          [--ks 2,4] [--deadline SECONDS]
+Writes OUT/sanitizer-study.json after every row (a run cut by the GPU call's
+time limit keeps what it measured) and prints each row as it is measured.
+
+The first try (an H100, 2025.3.1 of the tool) ran past its 540 s with nothing
+printed: the rows were kept to the end and each run could wait 300 s. Hence a
+row at a time, 60 s a run, and own ports before the shared one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from grader import labmeta  # noqa: E402
+from grader.engine import lab_grading, sanitize  # noqa: E402
+from grader.engine.checker_run import run_checker  # noqa: E402
+from grader.infra import isolation, toolchain  # noqa: E402
+
+
+def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None) -> dict:
+    iso = isolation.contained()
+    try:
+        prefix = sanitize.tool_prefix(tool)
+        if port is not None:
+            prefix = prefix[:-1] + [f"--port={port}", "--"]
+        runner = build / "tests" / lab_grading.runner_target(lab, "solutions")
+        checker = build / "tests" / lab_grading.checker_target(lab)
+        started = time.monotonic()
+        run = run_checker(
+            checker,
+            lab.id,
+            iso.runner(runner, prefix),
+            impl="solutions",
+            timeout=60,
+            gtest_filter=sanitize.SMALL_CASES,
+            perf=False,
+            call_timeout=45,
+        )
+        codes = [e.get("how", {}).get("code") for e in run.runner_exits]
+        return {
+            "tool": tool,
+            "port": port,
+            "seconds": round(time.monotonic() - started, 2),
+            "status": str(run.status),
+            "cases": len(run.cases),
+            "passed": sum(1 for c in run.cases if c.status == "passed"),
+            "runner_codes": codes,
+            "tail": run.output_tail[-400:] if codes[-1:] != [0] else "",
+        }
+    finally:
+        iso.cleanup()
+
+
+def together(build, lab, tool, k: int, own_ports: bool) -> dict:
+    results: list[dict] = [{}] * k
+    threads = [
+        threading.Thread(
+            target=lambda i=i: results.__setitem__(
+                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None)
+            )
+        )
+        for i in range(k)
+    ]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - started
+    return {
+        "lab": lab.id,
+        "tool": tool,
+        "k": k,
+        "own_ports": own_ports,
+        "wall_seconds": round(wall, 2),
+        "per_run_seconds": round(wall / k, 2),
+        "all_clean": all(r.get("runner_codes", [None])[-1:] == [0] for r in results),
+        "runs": results,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--arch", default="auto")
+    ap.add_argument("--labs", default="04_sequential_addressing,09_shuffle_vector_loads")
+    ap.add_argument("--ks", default="2,4")
+    ap.add_argument("--deadline", type=float, default=400.0)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    course = labmeta.load()
+    labs = [course.lab(x) for x in args.labs.split(",")]
+    build = Path("/tmp/sanitizer-study-build")
+    toolchain.configure(build, [f"-Dgpu_arch={args.arch}", "-Dmutants=disabled"])
+    targets = sorted(
+        {lab_grading.checker_target(lab) for lab in labs}
+        | {lab_grading.runner_target(lab, "solutions") for lab in labs}
+    )
+    print(f"building {', '.join(targets)} ...", flush=True)
+    began = time.monotonic()
+    built = toolchain.build(build, targets)
+    print(f"built in {time.monotonic() - began:.0f} s", flush=True)
+    if not built.ok:
+        print(built.first_errors)
+        return 1
+    help_text = subprocess.run(
+        [shutil.which("compute-sanitizer") or "compute-sanitizer", "--help"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    options = [line.strip() for line in help_text.splitlines() if "port" in line.lower()]
+    print("compute-sanitizer options about ports:", *options, sep="\n  ", flush=True)
+    print(f"{'lab':<26}{'tool':<11}{'k':>3} {'ports':<7}{'wall s':>8}{'per run':>9}  clean")
+    plan = [(lab, tool, 1, False) for lab in labs for tool in sanitize.DEFAULT_TOOLS]
+    plan += [
+        (lab, "memcheck", k, own)
+        for k in map(int, args.ks.split(","))
+        for own in (True, False)
+        for lab in labs
+    ]
+    plan += [(lab, "racecheck", 4, True) for lab in labs]
+    rows: list[dict] = []
+    started = time.monotonic()
+    for lab, tool, k, own in plan:
+        if time.monotonic() - started > args.deadline:
+            print(
+                f"deadline of {args.deadline:.0f} s reached: {len(plan) - len(rows)} row(s) not run"
+            )
+            break
+        r = together(build, lab, tool, k, own)
+        rows.append(r)
+        (args.out / "sanitizer-study.json").write_text(
+            json.dumps({"options_with_port": options, "rows": rows}, indent=2) + "\n"
+        )
+        print(
+            f"{r['lab']:<26}{r['tool']:<11}{r['k']:>3} {'own' if r['own_ports'] else 'same':<7}"
+            f"{r['wall_seconds']:>8.2f}{r['per_run_seconds']:>9.2f}  {r['all_clean']}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
