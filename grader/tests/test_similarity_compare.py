@@ -143,3 +143,50 @@ def test_a_copy_padded_with_other_code_is_still_found():
     result = analyse.analyse_documents([doc], labmeta.Course(COURSE.gpu, (lab,)))
     assert [(m.b.owner, m.flagged) for m in result.flagged] == [("reference", True)]
     assert result.flagged[0].score >= compare.THRESHOLD
+
+
+def test_a_public_kernel_taken_from_a_file_of_many_and_padded_is_still_found(tmp_path):
+    """The public-style kernel sits in a corpus file among other kernels, and the
+    student pastes it into lab 05 with four times as much code of their own
+    around it: neither the whole file's share in the student nor the student's
+    share in the file is large, but the kernel, compared on its own, is all in
+    the student's code."""
+    lab = COURSE.lab("05")
+    public = (REPO / "tests" / "similarity" / "public" / "reduce_sample_style.cu").read_text()
+    others = "".join(
+        (REPO / "solutions" / x.id / "reduce.cu").read_text()
+        for x in COURSE.labs
+        if x.id.startswith(("02", "03", "04", "06"))
+    )
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "kernels.cu").write_text(others + public)
+    pasted = (REPO / "tests" / "similarity" / "pasted" / f"{lab.id}.block_sum.cu").read_text()
+    padding = "".join(
+        (REPO / "tests" / "similarity" / "honest" / s / "02_interleaved.block_sum.cu").read_text()
+        for s in ("kim", "lee", "max", "noa")
+    )
+    body = pasted + "  if (n == 0) {\n" + padding + "  }\n"
+    skeleton = (REPO / "labs" / lab.id / "reduce.cu").read_text()
+    doc, notes = documents.lab_document(
+        "padder", "student", lab, {"reduce.cu": make_copies.fill(skeleton, {"block_sum": body})}
+    )
+    assert notes == []
+    course = labmeta.Course(COURSE.gpu, (lab,))
+    docs, _ = documents.corpus_documents(corpus, course)
+    whole = next(d for d in docs if d.owner == "corpus/kernels.cu")
+    assert whole.many and "corpus/kernels.cu: reduceTwoLoads" in {d.owner for d in docs}
+    result = analyse.analyse_documents([doc], course, [corpus], solutions=tmp_path / "none")
+    flagged = {m.b.owner: m.score for m in result.flagged}
+    assert flagged.get("corpus/kernels.cu: reduceTwoLoads", 0) >= compare.THRESHOLD
+    # The whole file alone would not have flagged it: the split is what finds it.
+    assert "corpus/kernels.cu" not in flagged
+
+
+def test_a_small_helper_of_a_corpus_file_is_not_a_document_of_its_own():
+    """A warp sum of six lines is what honest students write alike: compared on
+    its own it would flag them; it stays part of its file."""
+    public = (REPO / "tests" / "similarity" / "public" / "reduce_sample_style.cu").read_text()
+    docs = documents.whole_file_documents("corpus/public.cu", "public.cu", public)
+    assert [d.owner for d in docs] == ["corpus/public.cu", "corpus/public.cu: reduceTwoLoads"]
+    assert docs[0].many and not docs[1].many

@@ -74,3 +74,23 @@ def test_every_character_maps_back_to_its_source_line():
     at = norm.text.index("__syncthreads")
     assert norm.lines_of(at, at + 5) == {104}
     assert norm.lines_of(0, len(norm.text)) == set(range(100, 110))
+
+
+def test_a_file_is_cut_into_its_outermost_functions():
+    from grader.commands.similarity.functions import functions
+
+    code = (
+        "namespace lab { struct P { int a; int get() const { return a; } };\n"
+        'extern "C" __global__ void k(int* a) { if (a) { a[0] = 1; } }\n'
+        "int table[] = {1, 2};\n"
+        "template <typename T> __device__ T add(T a, T b) { return a + b; } }\n"
+        "A::A() : x(1) { }  // a { in a comment\n"
+        'void s() { const char* t = "}"; }\n'
+    )
+    got = [(f.name, f.first_line, f.body_line, f.body.strip()) for f in functions(code)]
+    assert got == [
+        ("k", 2, 2, "if (a) { a[0] = 1; }"),
+        ("add", 4, 4, "return a + b;"),
+        ("A", 5, 5, ""),
+        ("s", 6, 6, 'const char* t = "}";'),
+    ]

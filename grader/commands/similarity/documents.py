@@ -7,6 +7,7 @@ fingerprints never count as a match."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,16 @@ from pathlib import Path
 from ... import labmeta
 from ...engine import fences, submissions
 from ...infra import toolchain
+from .functions import Function, functions
 from .normalise import Normalised, language_of, normalise
 
 CODE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".hpp", ".h", ".c")
 MAX_CORPUS_FILE = 1 << 20
 MAX_CORPUS_FILES = 20_000
+# Normalised characters a corpus file's function needs to be compared on its own:
+# four times the least match that is flagged (compare.MIN_MATCH), about a dozen
+# statements.
+MIN_FUNCTION = 240
 REPO = toolchain.REPO
 
 
@@ -38,6 +44,9 @@ class Document:
     kind: str  # "student", "reference" or "corpus"
     lab: str | None  # None: a corpus file with no lab, compared with every lab
     parts: list[Part] = field(default_factory=list)
+    # A whole file of several functions, of which a student may take one: only the
+    # student's share of it counts (its functions are documents of their own).
+    many: bool = False
 
     @property
     def text(self) -> str:
@@ -150,6 +159,45 @@ def boilerplate_texts(course: labmeta.Course, root: Path = REPO / "labs") -> dic
     return out
 
 
+def whole_file_documents(shown: str, name: str, text: str) -> list[Document]:
+    """A corpus file with no lab: the whole file and, for each function, that
+    function with the file's functions it calls (a copier writes a helper out
+    where it was called), where they are large enough to be worth copying (a
+    warp sum of a few lines is what honest students write alike)."""
+    language = language_of(name)
+    found = functions(text, language)
+    whole = Document(
+        shown, "corpus", None, [Part(name, 1, text, normalise(text, language))], many=len(found) > 1
+    )
+    if not whole.many:
+        return [whole]
+    # Bodies only: a fence holds a body, its signature is the skeleton's.
+    norms = [normalise(f.body, language, f.body_line) for f in found]
+    docs = [whole]
+    for k, f in enumerate(found):
+        parts = [
+            Part(f"{name}: {found[j].name}", found[j].body_line, found[j].body, norms[j])
+            for j in _called(found, k)
+        ]
+        if sum(len(p.norm.text) for p in parts) >= MIN_FUNCTION:
+            docs.append(Document(f"{shown}: {f.name}", "corpus", None, parts))
+    return docs
+
+
+def _called(found: list[Function], k: int) -> list[int]:
+    """found[k] and every function of the file it calls, directly or not, in file order."""
+    names = {f.name: j for j, f in enumerate(found)}
+    seen, todo = {k}, [k]
+    while todo:
+        code = found[todo.pop()].code
+        for word in set(re.findall(r"[A-Za-z_]\w*", code)):
+            j = names.get(word)
+            if j is not None and j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return sorted(seen)
+
+
 def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Document], list[str]]:
     """Every code file under folder (links are not followed). A file with fences
     under a folder named after a lab is that lab's fenced code (last term's
@@ -184,8 +232,7 @@ def corpus_documents(folder: Path, course: labmeta.Course) -> tuple[list[Documen
                 owner = str(holder.relative_to(folder.parent))
                 grouped.setdefault((owner, lab.id), {})[name] = text
                 continue
-            norm = normalise(text, language_of(name))
-            docs.append(Document(shown, "corpus", None, [Part(name, 1, text, norm)]))
+            docs += whole_file_documents(shown, name, text)
     for (owner, lab_id), files in sorted(grouped.items()):
         doc, lab_notes = lab_document(owner, "corpus", lab_ids[lab_id], files)
         docs.append(doc)

@@ -53,7 +53,7 @@ class Normalised:
         return out
 
 
-_LEXERS = {"cuda": lexers.get_lexer_by_name("cuda"), "cpp": lexers.get_lexer_by_name("cpp")}
+LEXERS = {"cuda": lexers.get_lexer_by_name("cuda"), "cpp": lexers.get_lexer_by_name("cpp")}
 
 
 def language_of(filename: str) -> str:
@@ -73,7 +73,7 @@ def _tokens(code: str, language: str, first_line: int):
     (Pygments gives `+=` as `+`, `=`)."""
     line = first_line
     out: list[list] = []
-    for kind, value in _LEXERS[language].get_tokens(code):
+    for kind, value in LEXERS[language].get_tokens(code):
         here = line
         line += value.count("\n")
         if kind in token.Comment and kind not in token.Comment.Preproc:
