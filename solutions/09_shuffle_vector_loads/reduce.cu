@@ -130,13 +130,13 @@ struct Max {
   __device__ static T fold(Vec v) { return max_nan(max_nan(v.x, v.y), max_nan(v.z, v.w)); }
   // Thread 0 of each block, once. The key and the count share one 64-bit word,
   // so the atomic that tells the last block it is last also hands it the
-  // largest key: no fence, no third atomic. An atomicMax and an atomicAdd can
-  // share a word because two atomics of one thread on one word take effect in
-  // the order they were issued (coherence, in C++ and in PTX alike): both go
-  // out at once, one trip to L2. A key that raises the word's key writes 0
-  // under it, so atomicMax takes the count away; the block that did so got
-  // that count back from atomicMax and adds it back. Until it has, the count
-  // stays short of gridDim.x, and no block can be taken for the last.
+  // largest key: no fence, and no exchange afterwards. An atomicMax and an
+  // atomicAdd can share a word because two atomics of one thread on one word
+  // take effect in the order they were issued (coherence, in C++ and in PTX
+  // alike): both go out at once, one trip to L2. A key that raises the word's
+  // key writes 0 under it, so atomicMax takes the count away; the block that
+  // did so got that count back from atomicMax and adds it back. Until it has,
+  // the count stays short of gridDim.x, and no block can be taken for the last.
   __device__ void finish(T block_max) const {
     const unsigned long long mine = static_cast<unsigned long long>(order_key(block_max)) << 32;
     const unsigned long long before_max = atomicMax(&state->max, mine);
