@@ -25,8 +25,13 @@
 //     the block that brings the count to gridDim.x writes *out. For the max,
 //     floats have no atomicMax, and an integer atomicMax on a float's bits
 //     orders negative floats backwards; order_key() maps floats to unsigned
-//     keys that sort as lab::max_op does, and the last block to finish turns
-//     the largest key back into a float;
+//     keys that sort as lab::max_op does. The key shares the 64-bit word with
+//     the count (Max::finish says how), so the last block to finish gets the
+//     largest key from the atomic that counts it, and turns it back into a
+//     float: one trip to L2 as for the sum (two for a block whose key raises
+//     the word's), where two atomics and a fence on separate words took three
+//     (the max then cost 0.4-0.8 us more per call than the sum from 2^18 to
+//     2^24: tests/gpu_runs/h200/bench-fac4fd8.json);
 //   - compares floats with one instruction per element: PTX max.NaN.f32
 //     returns NaN if either operand is NaN and ranks +0.0 above -0.0, which is
 //     lab::max_op (the tests' signed_zeros and negative_zeros cases check the
@@ -41,8 +46,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda/atomic>
 
 #include "lab_fence.cuh"
 #include "max_contract.cuh"
@@ -93,10 +96,7 @@ __device__ float max_nan(float a, float b) {
 // call, because the last block to finish resets what it used.
 union Finish {
   unsigned long long sum;  // Sum: the total so far (high 32 bits), blocks finished (low 32)
-  struct {
-    unsigned key;       // Max: the largest key so far
-    unsigned finished;  // Max: blocks finished
-  } max;
+  unsigned long long max;  // Max: the largest key so far (high 32 bits), blocks finished (low 32)
 };
 
 // The two reductions of this lab, on 4-byte values and their 16-byte vectors.
@@ -128,16 +128,26 @@ struct Max {
   __device__ static T identity() { return -INFINITY; }
   __device__ static T combine(T a, T b) { return max_nan(a, b); }
   __device__ static T fold(Vec v) { return max_nan(max_nan(v.x, v.y), max_nan(v.z, v.w)); }
+  // Thread 0 of each block, once. The key and the count share one 64-bit word,
+  // so the atomic that tells the last block it is last also hands it the
+  // largest key: no fence, and no exchange afterwards. An atomicMax and an
+  // atomicAdd can share a word because two atomics of one thread on one word
+  // take effect in the order they were issued (coherence, in C++ and in PTX
+  // alike): both go out at once, one trip to L2. A key that raises the word's
+  // key writes 0 under it, so atomicMax takes the count away; the block that
+  // did so got that count back from atomicMax and adds it back. Until it has,
+  // the count stays short of gridDim.x, and no block can be taken for the last.
   __device__ void finish(T block_max) const {
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device> key(state->max.key);
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device> finished(state->max.finished);
-    key.fetch_max(order_key(block_max), cuda::memory_order_relaxed);
-    // acq_rel: our fetch_max is visible to whichever block counts after us, and
-    // the last block sees every key counted before it (cheaper than
-    // __threadfence(), a sequentially consistent fence).
-    if (finished.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1) {
-      *out = from_key(key.exchange(0, cuda::memory_order_relaxed));
-      finished.store(0, cuda::memory_order_relaxed);  // ready for the next call
+    const unsigned long long mine = static_cast<unsigned long long>(order_key(block_max)) << 32;
+    const unsigned long long before_max = atomicMax(&state->max, mine);
+    unsigned long long before = atomicAdd(&state->max, 1ull), added = 1;
+    if (mine > before_max && static_cast<unsigned>(before_max) != 0) {
+      added = static_cast<unsigned>(before_max);  // the count our key wrote over
+      before = atomicAdd(&state->max, added);
+    }
+    if (static_cast<unsigned>(before) + added == gridDim.x) {  // every block is counted
+      *out = from_key(static_cast<unsigned>(before >> 32));
+      state->max = 0;  // ready for the next call; no block of this one touches it again
     }
   }
   float* out;

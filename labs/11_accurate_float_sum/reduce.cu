@@ -28,6 +28,12 @@
 // accumulators, counted in the workspace, which the contract keeps between
 // calls). TwoSum's 7 additions per element hide behind the loads: the
 // compensated sum reads as fast as CUB's plain float sum (tests/gpu_runs).
+// That finish costs three trips to L2 in the last block (its accumulator out,
+// the count, the others' accumulators in) where lab 09's sum needs one, and at
+// 2^28 it left the compensated sum 0.1% behind CUB
+// (tests/gpu_runs/h200/bench-fac4fd8.json). So the kernel is launched as a
+// programmatic dependent (run_accumulate): the next call's grid starts while
+// this one's last block finishes, instead of after.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <cstddef>
@@ -62,7 +68,8 @@ struct Naive {
   __device__ float result() const { return s; }
 };
 
-struct Kahan {
+// 8-byte aligned: a block's result goes to the workspace in one store.
+struct alignas(8) Kahan {
   float s;  // the running sum
   float c;  // the rounding errors of the additions into s, to be added back
   __device__ static Kahan identity() { return {0.0f, 0.0f}; }
@@ -154,6 +161,14 @@ constexpr std::size_t kAccsOffset = 16;
 template <class Acc>
 __global__ void __launch_bounds__(kVecThreads, 2)  // 2 blocks per SM: 32 registers at most
     accumulate(const float* __restrict__ in, std::size_t n, float* out, unsigned char* workspace) {
+#if __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent (run_accumulate): this grid may start
+  // while the kernel before it on the stream is still finishing. Wait for that
+  // kernel (its writes, the input's among them, are then visible), then let
+  // the next call's grid start in turn.
+  cudaGridDependencySynchronize();
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
   // A head up to the first 16-byte boundary, whole vectors, a tail. Lab 09's
   // split and tiles, written again on purpose: in lab 09 they are the
   // student's fenced code, so no shared helper may hold them.
@@ -235,12 +250,28 @@ unsigned accumulate_blocks(std::size_t n) {
   return lab::fill_grid_blocks(n / 4 + 1, kVecThreads * kVecLoads, kVecBlocksPerSm);
 }
 
+// Launched with programmatic stream serialization where the GPU has it
+// (compute capability 9.0 on): once every block of this grid has started, the
+// next kernel on the stream may be launched, and its blocks take the SMs that
+// this grid's blocks leave, waiting in cudaGridDependencySynchronize() for the
+// last block's finish. Its launch no longer waits for this grid to end.
 template <class Acc>
 void run_accumulate(const float* in, std::size_t n, float* out, void* workspace,
                     cudaStream_t stream) {
-  accumulate<Acc><<<accumulate_blocks(n), kVecThreads, 0, stream>>>(
-      in, n, out, static_cast<unsigned char*>(workspace));
-  CUDA_CHECK_LAUNCH();
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaLaunchAttribute early[1] = {};
+  early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(accumulate_blocks(n));
+  config.blockDim = dim3(kVecThreads);
+  config.stream = stream;
+  config.attrs = early;
+  config.numAttrs = major >= 9 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, accumulate<Acc>, in, n, out,
+                                static_cast<unsigned char*>(workspace)));
 }
 
 }  // namespace lab11
