@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "allreduce_contract.cuh"
+#include "allreduce_inputs.cuh"
 #include "bench.hpp"
 #include "cuda_check.cuh"
 #include "cuda_stream.cuh"
@@ -56,23 +57,8 @@ namespace {
 
 constexpr int kRounds = 3;
 
-// Input i of GPU `rank`: (k - 2^22 + 0.5) / 2^22 for a 23-bit hash k, so
-// in (-1, 1), never 0, and exact in float on host and device alike.
-__host__ __device__ inline float input_value(std::uint64_t seed, int rank, std::size_t i) {
-  std::uint64_t x = seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(rank) + 1) +
-                    0xD1B54A32D192ED03ull * i;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  const int k = static_cast<int>(x >> 41);  // 23 bits
-  return (static_cast<float>(k - (1 << 22)) + 0.5f) / 4194304.0f;
-}
-
-__global__ void fill_inputs(float* in, std::size_t n, std::uint64_t seed, int rank) {
-  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
-    in[i] = input_value(seed, rank, i);
-}
+using lab::allreduce::fill_inputs;
+using lab::allreduce::input_value;
 
 #if LAB_HAVE_NCCL
 void nccl_check(ncclResult_t r, const char* what) {

@@ -39,7 +39,8 @@ if meson setup "$build" -Dgpu_arch=sm_90 -Dnccl=enabled -Dslides=disabled -Dmuta
   >>"$log" 2>&1 || meson setup --reconfigure "$build" -Dgpu_arch=sm_90 -Dnccl=enabled \
   >>"$log" 2>&1; then
   targets=(tests/allreduce/bench-12_multi_gpu_allreduce)
-  [ -f tests/allreduce/allreduce_tests.cu ] && targets+=(tests/allreduce/allreduce-tests-solutions)
+  [ -f tests/allreduce/allreduce_tests.cu ] &&
+    targets+=(tests/allreduce/allreduce-tests-solutions tests/allreduce/allreduce-tests-labs)
   if ninja -C "$build" "${targets[@]}" >>"$log" 2>&1; then
     bench="$build/tests/allreduce/bench-12_multi_gpu_allreduce"
     [ -x "$build/tests/allreduce/allreduce-tests-solutions" ] &&
@@ -73,6 +74,17 @@ if [ -n "$tests" ]; then
   timeout 120 "$tests" --gtest_output="json:$OUT/lab12-tests-$short.json" 2>&1 | tail -40 |
     tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if [ -n "$tests" ]; then
+  say "== the untouched skeleton (must fail with 'not implemented')"
+  timeout 60 "$build/tests/allreduce/allreduce-tests-labs" \
+    --gtest_filter='AllreduceOneGpu.OutOfPlaceIsACopy:Lab12/AllreduceVariants.EdgeSizes/auto_out_of_place' \
+    >"$OUT/skeleton.txt" 2>&1
+  code=$?
+  grep -m3 "not implemented" "$OUT/skeleton.txt" | tee -a "$log"
+  say "skeleton exit status $code (0 would be wrong)"
+  [ "$code" -ne 0 ] || status=1
+  rm -f "$OUT/skeleton.txt"
 fi
 if [ -n "$bench" ]; then
   say "== bench"
