@@ -30,6 +30,7 @@
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
 #include "device_info.hpp"
+#include "json.hpp"
 
 namespace {
 
@@ -430,12 +431,21 @@ TEST(AllreduceGpuCounts, EveryCount) {
 
 }  // namespace
 
+// --require-gpus=N: exit 77 (skip) below N usable GPUs. The mutants' tests pass
+// it: a mistake only two GPUs can show must not pass on one.
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  int require = 1;
+  for (int i = 1; i < argc; ++i)
+    if (const char* v = lab::flag_value(argv[i], "--require-gpus=")) require = std::atoi(v);
   std::string why;
   if (!lab::cuda_device_available(&why)) {
     std::printf("SKIP lab 12 tests: %s\n", why.c_str());
     return 77;  // meson reports SKIP
+  }
+  if (machine().gpus < require) {
+    std::printf("SKIP lab 12 tests: %d GPUs needed; %s\n", require, machine().why.c_str());
+    return 77;
   }
   run_seed();
   if (machine().gpus < 2)

@@ -41,6 +41,10 @@ if meson setup "$build" -Dgpu_arch=sm_90 -Dnccl=enabled -Dslides=disabled -Dmuta
   targets=(tests/allreduce/bench-12_multi_gpu_allreduce)
   [ -f tests/allreduce/allreduce_tests.cu ] &&
     targets+=(tests/allreduce/allreduce-tests-solutions tests/allreduce/allreduce-tests-labs)
+  for m in $(python3 tests/mutate.py list tests/mutants/12_multi_gpu_allreduce.toml 2>/dev/null |
+    cut -d' ' -f2); do
+    targets+=("tests/allreduce/allreduce-mutant-$m")
+  done
   if ninja -C "$build" "${targets[@]}" >>"$log" 2>&1; then
     bench="$build/tests/allreduce/bench-12_multi_gpu_allreduce"
     [ -x "$build/tests/allreduce/allreduce-tests-solutions" ] &&
@@ -86,6 +90,16 @@ if [ -n "$tests" ]; then
   [ "$code" -ne 0 ] || status=1
   rm -f "$OUT/skeleton.txt"
 fi
+for m in "$build"/tests/allreduce/allreduce-mutant-*; do
+  [ -x "$m" ] || continue
+  timeout 60 "$m" --require-gpus=2 --gtest_filter='Lab12/AllreduceVariants.EdgeSizes/*' \
+    >"$OUT/mutant.txt" 2>&1
+  code=$?
+  say "mutant ${m##*/}: exit status $code (must be 1: caught)"
+  grep -m1 "expected" "$OUT/mutant.txt" | tee -a "$log"
+  [ "$code" -eq 1 ] || status=1
+  rm -f "$OUT/mutant.txt"
+done
 if [ -n "$bench" ]; then
   say "== bench"
   timeout 200 "$bench" --json="$OUT/lab12-bench-$short.json" 2>&1 | tee -a "$log"
