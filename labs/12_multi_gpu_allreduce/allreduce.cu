@@ -123,16 +123,15 @@ struct Lanes<float4> {
 template <int G>
 __device__ void meet_peers(const Args& a, unsigned value) {
   // ---- your code here (meet_peers) ----
-  // TODO: block b of this GPU meets block b of every other GPU: store `value` into
-  // slot [blockIdx.x][a.rank] of each peer's flag table (a.flags[peer]), then wait
-  // until every slot [blockIdx.x][peer] of this GPU's own table (a.flags[a.rank])
-  // holds `value` or more. Threads 0 .. G-1 can take a peer each. Traps (a race
-  // shows on some runs only): the flag store must be a release and the wait's load an acquire, both
-  // at system scope (cuda::atomic_ref<unsigned, cuda::thread_scope_system>), or a
-  // peer may see the flag before the data it vouches for; a peer may already be
-  // one barrier ahead, so wait for "at or past", never "equal"; every thread of
-  // the block must be held until the waiting threads are through (and every
-  // thread's earlier loads and stores done before the flag goes out).
+  // TODO: block b of this GPU meets block b of every other GPU. Tell each peer that
+  // this block has reached `value` (its flag table has a slot per block and per
+  // sender), then wait until every peer has told this block the same in this GPU's
+  // own table. One thread per peer will do. Traps (a race shows on some runs only):
+  // the telling must be a release and the waiting an acquire, both at system scope,
+  // or a peer may see the flag before the data it vouches for; a peer may already be
+  // one barrier ahead, so wait for "at or past", never "equal", counted so that the
+  // values may wrap; hold every thread of the block until the waiting is through,
+  // and let no thread's earlier loads or stores come after the flag.
   // The handout (README.md) explains the idea; "Stuck? The steps" has them.
   LAB_TODO();
   // ---- end ----
