@@ -223,6 +223,18 @@ __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
   // ---- end ----
 }
 
+// One GPU: the all-reduce is a copy, made by a kernel (a lab file makes no
+// copies through the runtime's copy calls: the policy check forbids them all).
+__global__ void copy_floats(float* out, const float* in, std::size_t n) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = in[i];
+}
+
+unsigned copy_blocks(std::size_t n) {
+  return static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
+}
+
 using Kernel = void (*)(Args);
 
 template <int G>
@@ -296,8 +308,8 @@ void allreduce_sum(const AllreduceRank* ranks, int gpus, std::size_t n,
     // ---- your code here (one_gpu) ----
     if (ranks[0].out != ranks[0].in) {
       CUDA_CHECK(cudaSetDevice(ranks[0].device));
-      CUDA_CHECK(cudaMemcpyAsync(ranks[0].out, ranks[0].in, n * sizeof(float),
-                                 cudaMemcpyDeviceToDevice, ranks[0].stream));
+      copy_floats<<<copy_blocks(n), 256, 0, ranks[0].stream>>>(ranks[0].out, ranks[0].in, n);
+      CUDA_CHECK_LAUNCH();
     }
     // ---- end ----
     return;
