@@ -74,9 +74,18 @@ if [ -z "$bench" ]; then
 fi
 
 status=0
+# The bench first: it is the evidence issue 12 asks for, and it checks every
+# reference variant against a host sum before it times anything.
+if [ -n "$bench" ]; then
+  say "== bench"
+  timeout 130 "$bench" --json="$OUT/lab12-bench-$short.json" 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+else
+  status=1
+fi
 if [ -n "$tests" ]; then
   say "== correctness tests"
-  timeout 120 "$tests" --gtest_output="json:$OUT/lab12-tests-$short.json" 2>&1 | tail -40 |
+  timeout 60 "$tests" --gtest_output="json:$OUT/lab12-tests-$short.json" 2>&1 | tail -40 |
     tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
@@ -93,7 +102,8 @@ if [ -n "$tests" ]; then
 fi
 for m in "$build"/tests/allreduce/allreduce-mutant-*; do
   if [ ! -f "$m" ] || [ ! -x "$m" ]; then continue; fi
-  timeout 60 "$m" --require-gpus=2 --gtest_filter='Lab12/AllreduceVariants.EdgeSizes/*' \
+  timeout 60 "$m" --require-gpus=2 \
+    --gtest_filter='*EdgeSizes/one_shot_out_of_place:*EdgeSizes/two_shot_out_of_place' \
     >"$OUT/mutant.txt" 2>&1
   code=$?
   say "mutant ${m##*/}: exit status $code (must be 1: caught)"
@@ -101,13 +111,6 @@ for m in "$build"/tests/allreduce/allreduce-mutant-*; do
   [ "$code" -eq 1 ] || status=1
   rm -f "$OUT/mutant.txt"
 done
-if [ -n "$bench" ]; then
-  say "== bench"
-  timeout 200 "$bench" --json="$OUT/lab12-bench-$short.json" 2>&1 | tee -a "$log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-else
-  status=1
-fi
 
 if [ -f "$OUT/lab12-bench-$short.json" ]; then
   python3 - "$OUT/lab12-bench-$short.json" <<'EOF' | tee -a "$log"
