@@ -76,8 +76,9 @@ constexpr unsigned kMaxBlocks = 1024;
 // this many floats more. With 2 GPUs both algorithms receive n floats per GPU;
 // one-shot has no remote stores and less arithmetic per byte.
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 22;
-// Beyond two GPUs one-shot receives (G-1)/2·G times two-shot's bytes: only the
-// smallest sizes, where latency and not bytes sets the time, stay one-shot.
+// Beyond two GPUs one-shot receives G/2 times two-shot's bytes ((G-1)·n against
+// 2·(G-1)/G·n): only the smallest sizes, where latency and not bytes sets the
+// time, stay one-shot.
 constexpr std::size_t kOneShotMaxBytesManyGpus = std::size_t{1} << 19;
 
 // The workspace: flag table, per-block counters, then (for one-shot in place)
