@@ -11,7 +11,11 @@ import re
 
 # How a block's threads pair up, step by step (slides/deckgen/index_math.py draws each).
 TREE_SHAPES = ("interleaved", "strided", "sequential")
-KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum")
+KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum", "gpu_allreduce")
+# Kinds whose tests do not run behind the trusted checker/runner split yet (lab
+# 12's all-reduce across GPUs: tests/allreduce/): the grader builds them and says
+# it does not grade them, rather than grade them on output it cannot trust.
+UNCHECKED_KINDS = ("gpu_allreduce",)
 # What `grader profile` can show (grader/commands/profile.py defines each; a test keeps
 # the two lists equal). Listed here so that this file runs as a plain script.
 PROFILE_METRICS = (
@@ -66,6 +70,12 @@ def _threshold(v):
 def _floor(v):
     # Against the threshold: see _lab_problems.
     return None if _is_number(v) and v >= 0 else "must be a number >= 0"
+
+
+def _gpu_count(v):
+    if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 8:
+        return None
+    return "must be a whole number from 1 to 8 (the GPUs one grading run needs)"
 
 
 def _kind(v):
@@ -165,6 +175,7 @@ LAB_KEYS = {
     "short": (_text, False),
     "builds_on": (_builds_on, False),
     "tree": (_tree, False),
+    "min_gpus": (_gpu_count, False),
 }
 PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
 _LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")

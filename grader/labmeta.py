@@ -16,6 +16,7 @@ LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
 if not __package__:  # meson runs this file as a plain script: make `grader` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from grader.course_schema import KINDS, PROFILE_METRICS, TREE_SHAPES  # noqa: E402,F401
+from grader.course_schema import UNCHECKED_KINDS  # noqa: E402
 from grader.course_schema import problems as schema_problems  # noqa: E402
 
 
@@ -39,6 +40,7 @@ class Lab:
     # contract; "sum" and "max" for lab 09): decks, plots, speed-up tables.
     builds_on: dict[str, str] = field(default_factory=dict)
     tree: str = ""  # the in-block tree's shape (labs 02-04): decks' diagrams
+    min_gpus: int = 1  # GPUs one run of its tests needs (lab 12: 2, an all-reduce across GPUs)
 
     def previous(self, contract: str = "") -> str | None:
         return self.builds_on.get(contract) or self.builds_on.get("")
@@ -50,6 +52,12 @@ class Lab:
     @property
     def needs_gpu(self) -> bool:
         return self.kind != "cpu_sum"
+
+    @property
+    def behind_checker(self) -> bool:
+        """Whether its tests run as the trusted checker driving a runner (labs
+        01-11), so that the grader can grade it."""
+        return self.kind not in UNCHECKED_KINDS
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,7 @@ def load(path: Path = LABS_TOML) -> Course:
             short=entry.get("short", ""),
             builds_on=_builds_on_map(entry.get("builds_on")),
             tree=entry.get("tree", ""),
+            min_gpus=entry.get("min_gpus", 1),
         )
         for lab_id, entry in data["labs"].items()
     )

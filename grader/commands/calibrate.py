@@ -41,6 +41,8 @@ def measure(
     course = labmeta.load()
     out = []
     for lab in course.labs:
+        if not lab.behind_checker:
+            continue  # lab 12: no checker to time it through yet
         runner = f"{lab.id}-runner-solutions"
         checker = f"checker-{lab.kind}"
         if not tools.build(build_dir, [runner, checker]).ok:

@@ -52,7 +52,7 @@ def previous_bench(
 ) -> str | None:
     """The bench to compare `bench` with: the nearest earlier GPU lab with a bench
     of the same contract, else the previous GPU lab's first bench."""
-    gpu_labs = [x for x in course.labs if x.needs_gpu]
+    gpu_labs = [x for x in course.labs if x.needs_gpu and x.behind_checker]
     earlier = gpu_labs[: gpu_labs.index(lab)] if lab in gpu_labs else []
     want = contract_of(bench)
     for x in reversed(earlier):
@@ -134,7 +134,11 @@ def run(
     from ..infra.gpus import visible_gpus
 
     course = labmeta.load()
-    labs = [course.lab(x) for x in lab_ids] if lab_ids else [x for x in course.labs if x.needs_gpu]
+    labs = (
+        [course.lab(x) for x in lab_ids]
+        if lab_ids
+        else [x for x in course.labs if x.needs_gpu and x.behind_checker]
+    )
     cpu = [x.id for x in labs if not x.needs_gpu]
     if cpu:
         raise ValueError(

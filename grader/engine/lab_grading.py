@@ -34,7 +34,29 @@ def checker_target(lab: labmeta.Lab) -> str:
 
 
 def runner_target(lab: labmeta.Lab, impl: str) -> str:
+    if not lab.behind_checker:
+        # Lab 12: its tests and the lab's code are one program (tests/allreduce/).
+        return f"allreduce/allreduce-tests-{impl}"
     return f"{lab.id}-runner-{impl}"
+
+
+def cannot_grade(lab: labmeta.Lab, gpu_count: int) -> str | None:
+    """Why this machine cannot grade `lab`, in words for the student, or None.
+    A machine with no GPU at all is for the callers to report, as for every GPU lab."""
+    number = lab.id.split("_", 1)[0]
+    if lab.needs_gpu and 0 < gpu_count < lab.min_gpus:
+        return (
+            f"cannot be graded on this machine: lab {number} sums across GPUs and needs "
+            f"{lab.min_gpus} or more NVIDIA GPUs with peer access; this machine has "
+            f"{gpu_count}. Grade it on a machine with {lab.min_gpus} GPUs or more"
+        )
+    if not lab.behind_checker:
+        return (
+            f"not graded: lab {number}'s tests do not yet run behind the trusted checker "
+            "(its README, 'How it is graded'); for feedback run "
+            f"build/tests/{runner_target(lab, 'labs')}"
+        )
+    return None
 
 
 def new_seed() -> int:
@@ -189,6 +211,9 @@ def _grade_lab(
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.list_gpus())
+    why_not = cannot_grade(lab, len(gpus.list_gpus()))
+    if why_not:
+        return blank_result(lab, LabStatus.SKIPPED, why_not)
     lab_dir = repo / impl / lab.id
     violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
     target = runner_target(lab, impl)

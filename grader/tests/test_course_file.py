@@ -38,8 +38,28 @@ def problems(path: Path) -> list[str]:
 
 def test_the_real_course_file_validates():
     course = labmeta.load()
-    assert len(course.labs) == 11 and course.gpu
+    assert len(course.labs) == 12 and course.gpu
     labmeta.validate(tomllib.loads(TEXT))
+
+
+def test_lab_12_needs_two_gpus_and_says_so_on_one():
+    from grader.engine.lab_grading import cannot_grade
+
+    lab = labmeta.load().lab("12")
+    assert lab.min_gpus == 2 and lab.needs_gpu and not lab.behind_checker
+    one = cannot_grade(lab, 1)
+    assert one is not None and "cannot be graded on this machine" in one
+    assert "needs 2 or more NVIDIA GPUs" in one and "this machine has 1" in one
+    # With enough GPUs it is still not graded, and says why instead of a score.
+    two = cannot_grade(lab, 2)
+    assert two is not None and "not graded" in two and "trusted checker" in two
+    assert cannot_grade(labmeta.load().lab("09"), 1) is None
+
+
+@pytest.mark.parametrize("value", ["0", "9", "1.5", '"two"', "true"])
+def test_min_gpus_must_be_a_count_of_gpus(tmp_path, value):
+    path = copy_with(tmp_path, "min_gpus = 2", f"min_gpus = {value}")
+    assert any("[labs.12_multi_gpu_allreduce] min_gpus" in p for p in problems(path))
 
 
 def test_a_misspelt_forbidden_names_the_lab_and_the_key(tmp_path):

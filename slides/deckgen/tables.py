@@ -148,6 +148,21 @@ def test_case_lines(lab: Lab) -> list[str]:
 
 
 def missing_block(ev: Evidence, lab: Lab) -> str:
+    if not lab.meta.behind_checker:
+        # Lab 12 spans GPUs: gpucheck (one GPU, the checker) does not run it.
+        return "\n".join(
+            [
+                f"## Measured on the {ev.gpu}",
+                "",
+                f"{lab_name(lab.id).capitalize()} needs two GPUs or more, and `gpucheck` does not run it: "
+                "its figures (the reference beside NCCL and the peer copy) come from, "
+                "on a machine with two GPUs joined by NVLink:",
+                "",
+                "```",
+                "OUT=DIR bash tests/gpu_runs/lab12_gpu.sh",
+                "```",
+            ]
+        )
     return "\n".join(
         [
             f"## Measured on the {ev.gpu}",
@@ -313,6 +328,8 @@ def intro_block(ev: Evidence) -> str:
     n = None
     for lab in ev.labs:
         sc = lab.score
+        if not lab.meta.behind_checker:
+            continue  # lab 12: no one-GPU bandwidth test; its deck says where its figures are
         if not lab.present:
             rows.append(f"| {lab.num} | {lab.title} | not in this run | | {lab.threshold:g} | |")
             continue
