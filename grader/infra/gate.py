@@ -23,7 +23,10 @@ import time
 
 # compute-sanitizer runs one at a time on a machine: on the H200 machine three
 # at once each spun a CPU core for 123 s with the GPU idle, where one alone
-# takes about 4 s (GRADER_TRACE of the class, 982d29c).
+# takes about 4 s (GRADER_TRACE of the class, 982d29c); on two H100s, of two
+# memcheck runs started together one ended in 1.1 s and the other hung until
+# its limit, with ports of their own too (tests/gpu_runs/h100x2/
+# sanitizer-study-a838259.json, tests/submissions/sanitizer_study.py).
 SANITIZER = threading.Lock()
 
 
