@@ -120,11 +120,14 @@ class Worker:
             submissions.copy_harness(toolchain.REPO, self.src)  # no slides/, no solutions/
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             toolchain.configure(self.build, options, source=self.src)
-        checkers = sorted({lab_grading.checker_target(lab) for lab in labs})
+        # Lab 12 has no checker yet: it is never graded (lab_grading.cannot_grade),
+        # and its program is built per student only for the compile error it may show.
+        checked = [lab for lab in labs if lab.behind_checker]
+        checkers = sorted({lab_grading.checker_target(lab) for lab in checked})
         built = toolchain.build(
-            self.build, checkers + [lab_grading.runner_target(l, "labs") for l in labs]
+            self.build, checkers + [lab_grading.runner_target(l, "labs") for l in checked]
         )
-        if not built.ok and not (self.build / "tests" / checkers[0]).exists():
+        if checkers and not built.ok and not (self.build / "tests" / checkers[0]).exists():
             raise BatchError(f"the harness does not build in {self.build}:\n{built.first_errors}")
         if self.config.sandbox and self.sandbox is None:
             from ..infra.sandbox import Sandbox
@@ -146,7 +149,9 @@ class Worker:
         """The copy ceiling with no student process alive: the GPU's for GPU labs
         (through any GPU checker: the same copy), the host's for lab 01."""
         kinds = {
-            ("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab) for lab in labs
+            ("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab)
+            for lab in labs
+            if lab.behind_checker
         }
         for side, target in kinds.items():
             done = proc.run(
@@ -172,6 +177,8 @@ class Worker:
         cell = self.isolation("reference-preflight")
         try:
             for lab in labs:
+                if not lab.behind_checker:
+                    continue  # never graded (lab_grading.cannot_grade): nothing to check
                 # The linked policy check too: the reference against itself must
                 # compile and be judged clean here, or no student's file can be.
                 # Timed too: a student's feedback quotes the reference's fraction on

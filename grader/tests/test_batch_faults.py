@@ -21,8 +21,9 @@ from test_batch import LAB01
 from grader import labmeta
 from grader.commands import batch, batch_config, batch_worker
 from grader.engine import lab_grading, submissions
-from grader.infra import store, toolchain
+from grader.infra import proc, store, toolchain
 from grader.results import LabResult
+from grader.status import LabStatus
 
 REPO = Path(__file__).resolve().parents[2]
 QUIET = {"progress": lambda *_: None}
@@ -357,3 +358,55 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
     with open(out / ".batch.lock", "a") as lock:  # released: a rerun may start
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     assert store.load_result(out / "students" / "pat" / "result.json") is None
+
+
+# -- a lab the grader cannot grade yet (lab 12) is left out of a batch's harness --
+
+
+def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_checked_labs(
+    tmp_path, monkeypatch
+):
+    """Lab 12 has no checker: a batch of every lab (the default) must neither ask
+    ninja for a checker-gpu_allreduce that does not exist, nor measure a ceiling
+    through it, nor stop in the preflight because lab 12 is "not graded"."""
+    course = labmeta.load()
+    lab01, lab12 = course.lab("01"), course.lab("12")
+    assert not lab12.behind_checker
+    built: list[str] = []
+    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
+    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
+
+    def build(build_dir, targets, timeout=0):
+        built.extend(targets)
+        return toolchain.BuildResult(",".join(targets), True)
+
+    monkeypatch.setattr(toolchain, "build", build)
+    worker = batch_worker.Worker(tmp_path / "w", None, config(tmp_path))
+    worker.prepare(course, [lab01, lab12], progress=lambda *_: None)
+    assert built == ["checker-cpu_sum", lab_grading.runner_target(lab01, "labs")]
+
+    ran: list[list[str]] = []
+
+    def run(cmd, **kw):
+        ran.append(cmd)
+        return proc.Finished(0, False, False, '{"ceiling_gbps": 10.0, "device": "cpu"}\n', 0.1)
+
+    monkeypatch.setattr(proc, "run", run)
+    worker.measure_ceilings([lab01, lab12], course, "before")
+    assert [Path(c[0]).name for c in ran] == ["checker-cpu_sum"]
+
+    graded: list[str] = []
+
+    def grade_lab(lab, build_dir, **kw):
+        graded.append(lab.id)
+        r = lab_grading.blank_result(lab, LabStatus.GRADED, "")
+        r.points_correctness = r.max_correctness
+        return r
+
+    monkeypatch.setattr(lab_grading, "grade_lab", grade_lab)
+    monkeypatch.setattr(batch_worker, "install_reference", lambda course, dest: None)
+    worker.preflight(course, [lab01, lab12], progress=lambda *_: None)
+    assert graded == [lab01.id]
+    # A student's lab 12 is "not graded", with the reason, and builds nothing.
+    why = lab_grading.cannot_grade(lab12, 0)
+    assert why and "trusted checker" in why
