@@ -24,6 +24,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -37,8 +38,14 @@ from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import isolation, toolchain  # noqa: E402
 
 
-def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None) -> dict:
-    iso = isolation.contained()
+def one_run(
+    build: Path, lab: labmeta.Lab, tool: str, port: int | None, plain: bool = False
+) -> dict:
+    # plain: the runner as this user in no namespace of its own. Contained, two
+    # runners in their own PID namespaces have the same PIDs, and whatever the
+    # tool names after a PID (in the /tmp and /dev/shm they share) would collide:
+    # a guess at why two at once hang (h100x2/sanitizer-study-a838259.json).
+    iso = isolation.Contained(Path(tempfile.mkdtemp())) if plain else isolation.contained()
     try:
         prefix = sanitize.tool_prefix(tool)
         if port is not None:
@@ -71,12 +78,12 @@ def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None) -> dict:
         iso.cleanup()
 
 
-def together(build, lab, tool, k: int, own_ports: bool) -> dict:
+def together(build, lab, tool, k: int, own_ports: bool, plain: bool = False) -> dict:
     results: list[dict] = [{}] * k
     threads = [
         threading.Thread(
             target=lambda i=i: results.__setitem__(
-                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None)
+                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None, plain)
             )
         )
         for i in range(k)
@@ -92,6 +99,7 @@ def together(build, lab, tool, k: int, own_ports: bool) -> dict:
         "tool": tool,
         "k": k,
         "own_ports": own_ports,
+        "plain": plain,
         "wall_seconds": round(wall, 2),
         "per_run_seconds": round(wall / k, 2),
         "all_clean": all(r.get("runner_codes", [None])[-1:] == [0] for r in results),
@@ -130,30 +138,37 @@ def main() -> int:
     ).stdout
     options = [line.strip() for line in help_text.splitlines() if "port" in line.lower()]
     print("compute-sanitizer options about ports:", *options, sep="\n  ", flush=True)
-    print(f"{'lab':<26}{'tool':<11}{'k':>3} {'ports':<7}{'wall s':>8}{'per run':>9}  clean")
-    plan = [(lab, tool, 1, False) for lab in labs for tool in sanitize.DEFAULT_TOOLS]
+    print(
+        f"{'lab':<26}{'tool':<11}{'k':>3} {'ports':<7}{'runner':<10}{'wall s':>8}{'per run':>9}"
+        "  clean"
+    )
+    plan = [(lab, tool, 1, False, False) for lab in labs for tool in sanitize.DEFAULT_TOOLS]
     plan += [
-        (lab, "memcheck", k, own)
+        (lab, "memcheck", k, False, True) for k in map(int, args.ks.split(",")) for lab in labs
+    ]
+    plan += [
+        (lab, "memcheck", k, own, False)
         for k in map(int, args.ks.split(","))
         for own in (True, False)
         for lab in labs
     ]
-    plan += [(lab, "racecheck", 4, True) for lab in labs]
+    plan += [(lab, "racecheck", 4, True, True) for lab in labs]
     rows: list[dict] = []
     started = time.monotonic()
-    for lab, tool, k, own in plan:
+    for lab, tool, k, own, plain in plan:
         if time.monotonic() - started > args.deadline:
             print(
                 f"deadline of {args.deadline:.0f} s reached: {len(plan) - len(rows)} row(s) not run"
             )
             break
-        r = together(build, lab, tool, k, own)
+        r = together(build, lab, tool, k, own, plain)
         rows.append(r)
         (args.out / "sanitizer-study.json").write_text(
             json.dumps({"options_with_port": options, "rows": rows}, indent=2) + "\n"
         )
         print(
             f"{r['lab']:<26}{r['tool']:<11}{r['k']:>3} {'own' if r['own_ports'] else 'same':<7}"
+            f"{'plain' if r['plain'] else 'contained':<10}"
             f"{r['wall_seconds']:>8.2f}{r['per_run_seconds']:>9.2f}  {r['all_clean']}",
             flush=True,
         )
