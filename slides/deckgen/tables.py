@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from . import float_sum
+from .multi_gpu import lab12_block
 from .view import (
     CONTRACT_WORDS,
     CUB_NAMES,
@@ -150,19 +151,7 @@ def test_case_lines(lab: Lab) -> list[str]:
 def missing_block(ev: Evidence, lab: Lab) -> str:
     if not lab.meta.behind_checker:
         # Lab 12 spans GPUs: gpucheck (one GPU, the checker) does not run it.
-        return "\n".join(
-            [
-                f"## Measured on the {ev.gpu}",
-                "",
-                f"{lab_name(lab.id).capitalize()} needs two GPUs or more, and `gpucheck` does not run it: "
-                "its figures (the reference beside NCCL and the peer copy) come from, "
-                "on a machine with two GPUs joined by NVLink:",
-                "",
-                "```",
-                "OUT=DIR bash tests/gpu_runs/lab12_gpu.sh",
-                "```",
-            ]
-        )
+        return "\n".join(lab12_block())
     return "\n".join(
         [
             f"## Measured on the {ev.gpu}",

@@ -1,0 +1,58 @@
+"""Lab 12's results block: its figures come from a machine with two GPUs or more
+(tests/gpu_runs/lab12_gpu.sh), not from gpucheck's one-GPU run, so they are read
+from the committed bench file of that machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import REPO
+from .view import rel
+
+# The committed run the deck shows (two H100s; the H200 pair was not lent yet).
+LAB12_RUN = REPO / "tests" / "gpu_runs" / "h100x2" / "lab12-bench-a838259.json"
+SHOWN_SIZES = (16, 18, 19, 20, 22, 24, 26, 28, 30)
+REPRODUCE = ["```", "OUT=DIR bash tests/gpu_runs/lab12_gpu.sh", "```"]
+
+
+def lab12_block(run: Path = LAB12_RUN) -> list[str]:
+    if not run.is_file():
+        return [
+            "## Measured",
+            "",
+            "Lab 12 needs two GPUs or more, and `gpucheck` does not run it: its figures "
+            "(the reference beside NCCL and the peer copy) come from, on a machine with two "
+            "GPUs joined by NVLink:",
+            "",
+            *REPRODUCE,
+        ]
+    data = json.loads(run.read_text())
+    rows = [
+        "| floats per GPU | reference GB/s | NCCL GB/s | reference / NCCL | peer copy GB/s "
+        "| reference / copy |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for size in data["sizes"]:
+        if size["log2n"] not in SHOWN_SIZES:
+            continue
+        m = size["methods"]
+        ref, nccl, copy = (m[k]["algbw_gbps"] for k in ("ref", "nccl", "copy_one"))
+        rows.append(
+            f"| $2^{{{size['log2n']}}}$ | {ref:.1f} | {nccl:.1f} | {ref / nccl:.2f}x | "
+            f"{copy:.1f} | {ref / copy:.3f} |"
+        )
+    return [
+        f"## Measured on {data['gpus']} x {data['device']}",
+        "",
+        *rows,
+        "",
+        f"algbw: one GPU's buffer over the time of a call; one process, best median of "
+        f"{data['rounds']} rounds (`{rel(run)}`).",
+        "",
+        "## Measure it yourself",
+        "",
+        "On a machine with two GPUs joined by NVLink:",
+        "",
+        *REPRODUCE,
+    ]
