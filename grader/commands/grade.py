@@ -88,22 +88,14 @@ def grade(
                 f"the checkers do not build (the harness, not your code):\n{built.first_errors}"
             )
     for lab in labs:
-        if lab.needs_gpu and not have_gpu:
-            # Build it (a compile error is worth knowing), but do not run it.
-            progress(f"[grader] {lab.id}: building (no GPU here, so not run) ...")
-            built = toolchain.build(build_dir, runner_target(lab, impl))
-            report.labs.append(
-                blank_result(
-                    lab,
-                    LabStatus.SKIPPED if built.ok else LabStatus.BUILD_FAILED,
-                    "not run: this machine has no NVIDIA GPU" if built.ok else built.first_errors,
-                )
-            )
-            continue
-        why_not = cannot_grade(lab, gpu_count)
+        why_not = (
+            "not run: this machine has no NVIDIA GPU"
+            if lab.needs_gpu and not have_gpu
+            else cannot_grade(lab, gpu_count)
+        )
         if why_not:
-            # Built all the same (a compile error is worth knowing), never run.
-            progress(f"[grader] {lab.id}: building (not graded here) ...")
+            # Build it (a compile error is worth knowing), but do not run it.
+            progress(f"[grader] {lab.id}: building only ({why_not.split(':')[0]}) ...")
             built = toolchain.build(build_dir, runner_target(lab, impl))
             report.labs.append(
                 blank_result(

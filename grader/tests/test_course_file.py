@@ -312,3 +312,31 @@ def test_calibrate_edits_only_inside_its_lab_table(tmp_path):
     # The lab next to the one calibrated keeps its values, and so does every other table.
     new = calibrate.edit(TEXT, [cal("03_strided_index", 0.2, 0.1)], "NVIDIA H200")
     assert new == TEXT.replace("threshold = 0.123\nfloor = 0.061", "threshold = 0.2\nfloor = 0.1")
+
+
+@pytest.mark.parametrize(
+    "gpu_count, lab, words",
+    [
+        (0, "02", "not run: this machine has no NVIDIA GPU"),
+        (0, "12", "not run: this machine has no NVIDIA GPU"),
+        (1, "12", "cannot be graded on this machine"),
+        (2, "12", "not graded: lab 12's tests do not yet run behind the trusted checker"),
+    ],
+)
+def test_grade_builds_a_lab_it_cannot_run_and_says_why(monkeypatch, gpu_count, lab, words):
+    from grader.commands import grade
+    from grader.infra import gpus, toolchain
+
+    built: list = []
+    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
+    monkeypatch.setattr(
+        toolchain,
+        "build",
+        lambda d, t, timeout=0: built.append(t) or toolchain.BuildResult(t, True),
+    )
+    monkeypatch.setattr(gpus, "list_gpus", lambda: [object()] * gpu_count)
+    messages: list[str] = []
+    report = grade.grade([lab], progress=messages.append)
+    (r,) = report.labs
+    assert r.status == "skipped" and r.reason.startswith(words) and report.max_points == 0
+    assert built[-1].endswith("labs") and "building only" in messages[-1]
