@@ -193,8 +193,9 @@ def _gpucheck(args: argparse.Namespace) -> int:
         )
     # An unknown lab is a KeyError: main() prints it in one line, exit 2.
     course = labmeta.load()
-    sandbox_labs = (
-        tuple(course.lab(x).id for x in args.sandbox_labs.split(",")) if args.sandbox_labs else ()
+    sandbox_labs, attack_labs = (
+        tuple(course.lab(x).id for x in given.split(",")) if given else ()
+        for given in (args.sandbox_labs, args.attack_labs)
     )
     return gpucheck.run(
         out_dir=args.out,
@@ -202,6 +203,7 @@ def _gpucheck(args: argparse.Namespace) -> int:
         arch=args.arch,
         parts=parts,
         sandbox_labs=sandbox_labs,
+        attack_labs=attack_labs,
     )
 
 

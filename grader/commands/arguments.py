@@ -236,6 +236,11 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="the part sandbox grades only these labs, e.g. 01,02,03 (default: all)",
     )
     c.add_argument(
+        "--attack-labs",
+        metavar="LABS",
+        help="the part attacks runs only these labs' cases, e.g. 09 (default: 07,09)",
+    )
+    c.add_argument(
         "--merge",
         nargs="+",
         type=Path,

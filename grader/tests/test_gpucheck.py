@@ -149,6 +149,27 @@ def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
     assert not (tmp_path / "gpucheck.json").exists()
 
 
+def test_attack_labs_choose_what_the_attacks_part_runs(tmp_path, capsys, monkeypatch):
+    from grader import cli
+    from grader.commands import gpucheck_scripts
+
+    code = cli.main(
+        ["gpucheck", "--out", str(tmp_path), "--parts", "attacks", "--attack-labs", "09,98"]
+    )
+    assert code != 0 and "unknown lab '98'" in capsys.readouterr().err
+    seen: list[list[str]] = []
+
+    def script(args, out_dir, name):
+        seen.append(args)
+        return evidence.ScriptRun(exit_code=0, seconds=0.0, output="")
+
+    monkeypatch.setattr(gpucheck_scripts, "_script", script)
+    gpucheck_scripts.attacks_part(tmp_path, "sm_90", ("09_shuffle_vector_loads",))
+    gpucheck_scripts.attacks_part(tmp_path, "sm_90")
+    labs = [[a for i, a in enumerate(s) if i and s[i - 1] == "--lab"] for s in seen]
+    assert labs == [["09_shuffle_vector_loads"], list(gpucheck_scripts.ATTACK_LABS)]
+
+
 def test_bench_plots_the_committed_benches(tmp_path):
     import pytest
 
