@@ -183,21 +183,8 @@ class Worker:
                 # compile and be judged clean here, or no student's file can be.
                 # Timed too: a student's feedback quotes the reference's fraction on
                 # this GPU (about 10 s a lab, once per worker).
-                side = "gpu" if lab.needs_gpu else "cpu"
-                r = lab_grading.grade_lab(
-                    lab,
-                    self.build,
-                    repo=self.src,
-                    timeout=self.config.timeout,
-                    perf=self.config.perf,
-                    env=self.env,
-                    sanitize=False,
-                    isolation=cell,
-                    ceiling_gbps=self.ceilings[side].before if side in self.ceilings else None,
-                    gpu_expected=self.gpu_expected,
-                    linked_policy=self.config.linked_policy,
-                    policy_work=self.root / "policy",
-                )
+                ceiling = {side: c.before for side, c in self.ceilings.items()}
+                r = self._grade_lab(lab, cell, ceiling, sanitize=False)
                 if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
                     why = r.reason or (r.first_failure.describe() if r.first_failure else "")
                     raise BatchError(
@@ -289,7 +276,10 @@ class Worker:
         cell,
         ceiling: dict[str, float],
         timed: list[TimedPart] | None = None,
+        sanitize: bool | None = None,
     ):
+        """The lab graded in this worker's tree, as for a student; the preflight
+        grades the reference the same way, without the sanitizer."""
         r = lab_grading.grade_lab(
             lab,
             self.build,
@@ -297,7 +287,7 @@ class Worker:
             timeout=self.config.timeout,
             perf=self.config.perf,
             env=self.env,
-            sanitize=self.config.sanitize,
+            sanitize=self.config.sanitize if sanitize is None else sanitize,
             isolation=cell,
             gpu_expected=self.gpu_expected,
             ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),

@@ -66,13 +66,13 @@ def grade(
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
     build_dir = build_dir or toolchain.REPO / "build"
     toolchain.configure(build_dir)
-    have_gpu = bool(gpus.list_gpus())
+    gpu_count = len(gpus.list_gpus())
+    have_gpu = gpu_count > 0
     report = GradeReport(
         commit=toolchain.git_commit(),
         impl=impl,
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    gpu_count = len(gpus.list_gpus())
     checkers = sorted(
         {
             checker_target(lab)
@@ -95,7 +95,7 @@ def grade(
         )
         if why_not:
             # Build it (a compile error is worth knowing), but do not run it.
-            progress(f"[grader] {lab.id}: building only ({why_not.split(':')[0]}) ...")
+            progress(f"[grader] {lab.id}: building only, not run here ...")
             built = toolchain.build(build_dir, runner_target(lab, impl))
             report.labs.append(
                 blank_result(

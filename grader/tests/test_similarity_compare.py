@@ -175,7 +175,7 @@ def test_a_public_kernel_taken_from_a_file_of_many_and_padded_is_still_found(tmp
     course = labmeta.Course(COURSE.gpu, (lab,))
     docs, _ = documents.corpus_documents(corpus, course)
     whole = next(d for d in docs if d.owner == "corpus/kernels.cu")
-    assert whole.many and "corpus/kernels.cu: reduceTwoLoads" in {d.owner for d in docs}
+    assert whole.share_only and "corpus/kernels.cu: reduceTwoLoads" in {d.owner for d in docs}
     result = analyse.analyse_documents([doc], course, [corpus], solutions=tmp_path / "none")
     flagged = {m.b.owner: m.score for m in result.flagged}
     assert flagged.get("corpus/kernels.cu: reduceTwoLoads", 0) >= compare.THRESHOLD
@@ -189,4 +189,4 @@ def test_a_small_helper_of_a_corpus_file_is_not_a_document_of_its_own():
     public = (REPO / "tests" / "similarity" / "public" / "reduce_sample_style.cu").read_text()
     docs = documents.whole_file_documents("corpus/public.cu", "public.cu", public)
     assert [d.owner for d in docs] == ["corpus/public.cu", "corpus/public.cu: reduceTwoLoads"]
-    assert docs[0].many and not docs[1].many
+    assert docs[0].share_only and not docs[1].share_only

@@ -208,10 +208,10 @@ def _compare(
     _, (sim_a, sim_b), spans = cache[key]
     # Either side may be the copy, and a copy padded with code of one's own
     # still holds all of its source: the larger share counts. Only a whole
-    # corpus file of several functions, of which a student takes one, counts
-    # by how much of the student's code is in it; its functions are compared
-    # on their own as well (documents.whole_file_documents).
-    score = float(sim_a if b.many else max(sim_a, sim_b))
+    # corpus file, of which a student takes one function, counts by how much
+    # of the student's code is in it; its functions are compared on their own
+    # as well (documents.whole_file_documents).
+    score = float(sim_a if b.share_only else max(sim_a, sim_b))
     if np.ndim(spans[0]) != 2:  # nothing in common: copydetect gives empty arrays
         return Match(
             lab, a, b, score, 0, flagged=score >= settings.threshold and settings.min_match <= 0

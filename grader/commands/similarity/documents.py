@@ -44,9 +44,9 @@ class Document:
     kind: str  # "student", "reference" or "corpus"
     lab: str | None  # None: a corpus file with no lab, compared with every lab
     parts: list[Part] = field(default_factory=list)
-    # A whole file of several functions, of which a student may take one: only the
+    # A whole corpus file, of which a student may take one function: only the
     # student's share of it counts (its functions are documents of their own).
-    many: bool = False
+    share_only: bool = False
 
     @property
     def text(self) -> str:
@@ -167,10 +167,8 @@ def whole_file_documents(shown: str, name: str, text: str) -> list[Document]:
     language = language_of(name)
     found = functions(text, language)
     whole = Document(
-        shown, "corpus", None, [Part(name, 1, text, normalise(text, language))], many=len(found) > 1
+        shown, "corpus", None, [Part(name, 1, text, normalise(text, language))], share_only=True
     )
-    if not whole.many:
-        return [whole]
     # Bodies only: a fence holds a body, its signature is the skeleton's.
     norms = [normalise(f.body, language, f.body_line) for f in found]
     docs = [whole]

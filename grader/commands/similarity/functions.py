@@ -42,12 +42,12 @@ def functions(code: str, language: str = "cuda") -> list[Function]:
     for at, kind, value in LEXERS[language].get_tokens_unprocessed(code):
         if kind in token.Comment or kind in token.Text or not value.strip():
             continue
-        if kind not in token.Punctuation:
-            value = " " + value  # never a brace, a semicolon or a parenthesis: "}" in a string
+        # Braces, semicolons and parentheses count only as punctuation ("}" in a string does not).
+        mark = value if kind in token.Punctuation else ""
         if scopes and scopes[-1] != "scope":  # inside a body or another block
-            if value == "{":
+            if mark == "{":
                 depth += 1
-            elif value == "}":
+            elif mark == "}":
                 if depth:
                     depth -= 1
                     continue
@@ -57,19 +57,19 @@ def functions(code: str, language: str = "cuda") -> list[Function]:
                 if closed == "body":
                     header, start = [], None
             continue
-        if value == ";":
+        if mark == ";":
             header, start = [], None
-        elif value == "{":
-            words = [v.strip() for k, v in header if k in token.Keyword or k in token.Name]
-            if words[:1] and words[0] in _TRANSPARENT and not any(v == "(" for _, v in header):
+        elif mark == "{":
+            words = [v for k, v in header if k in token.Keyword or k in token.Name]
+            if words[:1] and words[0] in _TRANSPARENT and _paren(header) is None:
                 scopes.append("scope")
                 header, start = [], None
-            elif any(v == "(" for _, v in header) and not _NOT_A_BODY & set(words):
+            elif _paren(header) is not None and not _NOT_A_BODY & set(words):
                 scopes.append("body")
                 opened = at
             else:
                 scopes.append("other")
-        elif value == "}":
+        elif mark == "}":
             if scopes:
                 scopes.pop()
             header, start = [], None
@@ -80,10 +80,15 @@ def functions(code: str, language: str = "cuda") -> list[Function]:
     return found
 
 
+def _paren(header: list[tuple[object, str]]) -> int | None:
+    """Where the declaration's first parenthesis is, if it has one."""
+    return next((i for i, (k, v) in enumerate(header) if k in token.Punctuation and v == "("), None)
+
+
 def _function(
     code: str, begin: int, opened: int, end: int, header: list[tuple[object, str]]
 ) -> Function:
-    names = [v.strip() for k, v in header[: [v for _, v in header].index("(")] if k in token.Name]
+    names = [v for k, v in header[: _paren(header)] if k in token.Name]
     return Function(
         names[-1] if names else "?",
         code.count("\n", 0, begin) + 1,
