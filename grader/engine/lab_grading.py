@@ -16,7 +16,7 @@ from typing import TypedDict
 from .. import labmeta
 from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
-from ..infra.gate import SANITIZER, Gate, held
+from ..infra.gate import Gate, held, sanitizer_slot
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus, RunStatus, SanitizerStatus
 from . import policy
@@ -303,7 +303,7 @@ def _grade_lab(
             and result.status == LabStatus.GRADED
             and result.points_correctness
         ):
-            with phases("sanitizer"), SANITIZER, held(gate):
+            with phases("sanitizer"), sanitizer_slot(iso), held(gate):
                 _sanitize(lab, build_dir, runner, iso, result, env, seed)
     finally:
         if own:

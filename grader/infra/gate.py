@@ -18,16 +18,32 @@ Order, to rule out deadlock: the machine gate first, then a GPU's.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
-# compute-sanitizer runs one at a time on a machine: on the H200 machine three
-# at once each spun a CPU core for 123 s with the GPU idle, where one alone
-# takes about 4 s (GRADER_TRACE of the class, 982d29c); on two H100s, of two
-# memcheck runs started together one ended in 1.1 s and the other hung until
-# its limit, with ports of their own too (tests/gpu_runs/h100x2/
-# sanitizer-study-a838259.json, tests/submissions/sanitizer_study.py).
-SANITIZER = threading.Lock()
+# compute-sanitizer talks to its target through a socket named after the
+# target's PID (isolation.py), and runners in PID namespaces of their own have
+# the same PIDs: two runs at once in one network namespace take each other's
+# socket. On the H200 machine three at once each spun a CPU core for 123 s with
+# the GPU idle, where one alone takes about 4 s (GRADER_TRACE of the class,
+# 982d29c); on two H100s, of two memcheck runs started together one ended in
+# 1.1 s and the other hung until its limit, with ports of their own too
+# (tests/gpu_runs/h100x2/sanitizer-study-a838259.json). So runs that share the
+# machine's network namespace take turns; a runner in a network namespace of
+# its own (isolation.Contained.private_network, every sandbox Cell) takes one
+# of SANITIZER_SLOTS places. Each run keeps a CPU core busy: a quarter of the
+# cores, at least one.
+SANITIZER_SLOTS = max(1, (os.cpu_count() or 1) // 4)
+_SANITIZER_ALONE = threading.Lock()
+_SANITIZER_SHARED = threading.BoundedSemaphore(SANITIZER_SLOTS)
+
+
+def sanitizer_slot(isolation) -> threading.Lock | threading.BoundedSemaphore:
+    """What a compute-sanitizer run through `isolation` must hold."""
+    if getattr(isolation, "private_network", False):
+        return _SANITIZER_SHARED
+    return _SANITIZER_ALONE
 
 
 class Gate:

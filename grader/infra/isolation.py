@@ -8,7 +8,9 @@ code cannot reach (tests/support/runner_link.hpp). Here the runner also gets:
   it starts dies with it;
 - the user `nobody`, when the grader runs as root: it cannot write the
   grader's files;
-- a private folder as its cwd, HOME and TMPDIR.
+- a private folder as its cwd, HOME and TMPDIR;
+- its own network namespace, with loopback up and no way out, when the
+  namespace allows it (`private_network`).
 Without a namespace (some containers forbid them), the checker's own guards
 remain: it is not dumpable (no ptrace, no /proc/PID/mem) and it kills every
 process the runner left behind. The note says so, and the README says that
@@ -21,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,45 +38,89 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _unshare_prefix() -> list[str] | None:
+# Run as the first program in the runner's network namespace: brings loopback
+# up (unshare --keep-caps lent it the capabilities for that), then drops every
+# capability before it starts the runner. compute-sanitizer talks to its target
+# over TCP on 127.0.0.1 and an abstract socket named after the target's PID
+# ("@nv_target_process_%d" in the tool's binary): in the machine's network
+# namespace two runners in PID namespaces of their own have the same PIDs, and
+# of two sanitizer runs at once one hung until its limit
+# (tests/gpu_runs/h100x2/sanitizer-study-a838259.json). A namespace each makes
+# the socket theirs, and cuts the lab's code off the network.
+_LOOPBACK_UP = """
+import ctypes, fcntl, os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+s.close()
+none = (ctypes.c_uint32 * 6)()
+if ctypes.CDLL(None, use_errno=True).capset((ctypes.c_uint32 * 2)(0x20080522, 0), none):
+    sys.exit("cannot drop capabilities: errno %d" % ctypes.get_errno())
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+def _pythons() -> list[str]:
+    """Interpreters `nobody` may be able to run (a virtual environment's link
+    resolves to the system's)."""
+    found = [os.path.realpath(sys.executable), shutil.which("python3") or "", "/usr/bin/python3"]
+    return [p for i, p in enumerate(found) if p and os.path.isfile(p) and p not in found[:i]]
+
+
+def _unshare_prefix(python: str | None = None) -> list[str] | None:
+    """unshare's wrapping; with `python`, also a network namespace of its own."""
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
-    return [
-        unshare,
-        "--user",
-        "--map-current-user",
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        "--",
-    ]
+    prefix = [unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child"]
+    prefix.append("--mount-proc")
+    if python is None:
+        return prefix + ["--"]
+    return prefix + ["--net", "--keep-caps", "--", python, "-I", "-S", "-c", _LOOPBACK_UP]
+
+
+@dataclass(frozen=True)
+class Namespaces:
+    """What unshare can give the runner on this machine."""
+
+    ok: bool
+    why: str = ""  # why not, when not ok
+    prefix: tuple[str, ...] = ()
+    private_network: bool = False
+
+
+def _as_nobody() -> list[str] | None:
+    if not _is_root():
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, f"--reuid={NOBODY_ID}", f"--regid={NOBODY_ID}", "--clear-groups", "--"]
 
 
 @functools.lru_cache(maxsize=1)
+def runner_namespaces() -> Namespaces:
+    """The strongest wrapping that works here, as the user the runner runs as:
+    PID and network namespaces, else the PID namespace alone, else none."""
+    if shutil.which("unshare") is None:
+        return Namespaces(False, "unshare (util-linux) is not installed")
+    as_nobody = _as_nobody()
+    if as_nobody is None:
+        return Namespaces(False, "setpriv (util-linux) is not installed")
+    why = ""
+    for python in [*_pythons(), None]:
+        prefix = _unshare_prefix(python) or []
+        done = proc.run(as_nobody + prefix + ["/bin/sh", "-c", "test $$ = 1"], timeout=60)
+        if done.code == 0:
+            return Namespaces(True, "", tuple(prefix), private_network=python is not None)
+        why = f"unshare failed ({done.describe()}): {done.output.strip()[-200:]}"
+    return Namespaces(False, why)
+
+
 def namespaces_available() -> tuple[bool, str]:
     """Can the runner get its own PID namespace here, as the user it will run as?"""
-    prefix = _unshare_prefix()
-    if prefix is None:
-        return False, "unshare (util-linux) is not installed"
-    as_nobody: list[str] = []
-    if _is_root():
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            return False, "setpriv (util-linux) is not installed"
-        as_nobody = [
-            setpriv,
-            f"--reuid={NOBODY_ID}",
-            f"--regid={NOBODY_ID}",
-            "--clear-groups",
-            "--",
-        ]
-    cmd = as_nobody + prefix + ["/bin/sh", "-c", "test $$ = 1"]
-    done = proc.run(cmd, timeout=60)
-    if done.code != 0:
-        return False, f"unshare failed ({done.describe()}): {done.output.strip()[-200:]}"
-    return True, ""
+    ns = runner_namespaces()
+    return ns.ok, ns.why
 
 
 @dataclass
@@ -84,6 +131,7 @@ class Contained:
     prefix: list[str] = field(default_factory=list)
     user: str = ""
     warning: str = ""
+    private_network: bool = False  # a network namespace of its own (compute-sanitizer may share)
 
     def runner(self, binary: Path, tool_prefix: list[str] | None = None) -> RunnerSpec:
         binary = Path(binary)
@@ -113,10 +161,8 @@ def contained(base: Path | None = None) -> Contained:
     if _is_root():
         user = "nobody"
         os.chown(workdir, NOBODY_ID, NOBODY_ID)
-    ok, why = namespaces_available()
-    prefix = _unshare_prefix() if ok else []
-    if prefix is None:  # unshare is gone since namespaces_available() (cached) found it
-        ok, why, prefix = False, "unshare (util-linux) is not installed", []
+    ns = runner_namespaces()
+    ok, why = ns.ok, ns.why
     warning = (
         ""
         if ok
@@ -125,4 +171,4 @@ def contained(base: Path | None = None) -> Contained:
             "kills whatever it leaves behind, but use --sandbox to contain untrusted code"
         )
     )
-    return Contained(workdir, prefix, user, warning)
+    return Contained(workdir, list(ns.prefix), user, warning, ns.private_network)

@@ -169,6 +169,10 @@ class Cell:
     workdir: Path  # the submission's own (and only writable) folder
     binaries: dict[str, Path] = field(default_factory=dict)
 
+    # bwrap's --unshare-all gives the runner a network namespace with loopback up
+    # (bwrap.namespaces), so compute-sanitizer runs may share the GPU (gate.py).
+    private_network = True
+
     @property
     def output_limit(self) -> int:
         return self.box.limits.output_mb * MiB

@@ -149,3 +149,37 @@ def test_students_per_gpu_are_bounded_by_its_memory():
     assert most_jobs(Gpu(0, "u", "b", "H200", 0, 143771)) == 7
     assert most_jobs(Gpu(0, "u", "b", "H100", 0, 81559)) == 3
     assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360)) == 1
+
+
+def _most_at_once(slot, threads: int) -> int:
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def use() -> None:
+        with slot:
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.05)
+            with lock:
+                inside[0] -= 1
+
+    workers = [threading.Thread(target=use) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return most[0]
+
+
+def test_sanitizer_runs_share_only_in_private_networks():
+    from types import SimpleNamespace
+
+    from grader.infra import gate
+
+    # One network namespace for all: the tool's PID-named socket collides, one at a time.
+    assert _most_at_once(gate.sanitizer_slot(SimpleNamespace(private_network=False)), 4) == 1
+    assert _most_at_once(gate.sanitizer_slot(SimpleNamespace()), 4) == 1
+    # A namespace each (contained with --net, or a sandbox cell): up to SANITIZER_SLOTS.
+    shared = gate.sanitizer_slot(SimpleNamespace(private_network=True))
+    assert _most_at_once(shared, gate.SANITIZER_SLOTS + 3) == gate.SANITIZER_SLOTS

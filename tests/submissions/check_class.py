@@ -11,6 +11,8 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from make_class import copy_name  # noqa: E402
 
 
 def outcome(lab: dict) -> str:
@@ -27,27 +29,34 @@ def outcome(lab: dict) -> str:
     return ff.get("hint", "?")
 
 
-def check(out: Path) -> list[str]:
+def check(out: Path, copies: int = 1) -> list[str]:
+    """What differs from class.toml's expectations; copies as make_class wrote them."""
     spec = tomllib.loads((HERE / "class.toml").read_text())
     problems = []
-    for student in spec["student"]:
-        path = out / "students" / student["name"] / "result.json"
-        if not path.exists():
-            problems.append(f"{student['name']}: no result")
-            continue
-        res = json.loads(path.read_text())
-        labs = {l["lab"]: l for l in res["labs"]}
-        for lab, want in student["expect"].items():
-            got = outcome(labs[lab]) if lab in labs else "not graded"
-            ok = got == want or (want == "crashed" and got in ("crashed", "cuda_error"))
-            if not ok or (want != "full" and labs[lab]["points"] == labs[lab]["max_points"]):
-                problems.append(f"{student['name']}: {lab}: expected {want}, got {got}")
-        for note in student.get("expect_notes", []):
-            if not any(note in n for n in res["notes"]):
-                problems.append(f"{student['name']}: missing note {note!r}")
+    for c in range(copies):
+        for student in spec["student"]:
+            problems += _check_student(out, dict(student, name=copy_name(student["name"], c)))
     for name in ("gradebook.csv",):
         if not (out / name).exists():
             problems.append(f"no {name}")
+    return problems
+
+
+def _check_student(out: Path, student: dict) -> list[str]:
+    problems = []
+    path = out / "students" / student["name"] / "result.json"
+    if not path.exists():
+        return [f"{student['name']}: no result"]
+    res = json.loads(path.read_text())
+    labs = {l["lab"]: l for l in res["labs"]}
+    for lab, want in student["expect"].items():
+        got = outcome(labs[lab]) if lab in labs else "not graded"
+        ok = got == want or (want == "crashed" and got in ("crashed", "cuda_error"))
+        if not ok or (want != "full" and labs[lab]["points"] == labs[lab]["max_points"]):
+            problems.append(f"{student['name']}: {lab}: expected {want}, got {got}")
+    for note in student.get("expect_notes", []):
+        if not any(note in n for n in res["notes"]):
+            problems.append(f"{student['name']}: missing note {note!r}")
     return problems
 
 

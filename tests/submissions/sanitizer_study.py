@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """How compute-sanitizer behaves when a batch runs several at once on one GPU:
 what one run of each tool costs alone, and what K runs started together cost,
-with the tool's default connection port and with a port of their own.
+with the runner as the grader wraps it (each in a network namespace of its
+own where the machine allows it), as this user with no namespace ("plain"),
+and as before (a PID namespace alone, "shared-net").
 
 A batch runs the sanitizer on every correct GPU lab (three tools, a few small
 cases each). One at a time, at about 3.5 s a lab, it caps a batch near 1,000
@@ -9,13 +11,16 @@ student-labs an hour whatever else is fast (issue 16); this study says whether
 running them side by side is safe and what it buys.
 
 usage: sanitizer_study.py OUT [--arch sm_90] [--labs 04_sequential_addressing,...]
-                          [--ks 2,4] [--deadline SECONDS]
+                          [--ks 2,4,8] [--deadline SECONDS]
 Writes OUT/sanitizer-study.json after every row (a run cut by the GPU call's
 time limit keeps what it measured) and prints each row as it is measured.
 
 The first try (an H100, 2025.3.1 of the tool) ran past its 540 s with nothing
 printed: the rows were kept to the end and each run could wait 300 s. Hence a
-row at a time, 60 s a run, and own ports before the shared one."""
+row at a time, 60 s a run. The second (h100x2/sanitizer-study-a838259.json):
+two runs at once hang with ports of their own too; the tool's binary names a
+socket "@nv_target_process_%d" after the target's PID, which is the same in
+two PID namespaces (grader/infra/isolation.py)."""
 
 from __future__ import annotations
 
@@ -38,14 +43,23 @@ from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import isolation, toolchain  # noqa: E402
 
 
-def one_run(
-    build: Path, lab: labmeta.Lab, tool: str, port: int | None, plain: bool = False
-) -> dict:
-    # plain: the runner as this user in no namespace of its own. Contained, two
-    # runners in their own PID namespaces have the same PIDs, and whatever the
-    # tool names after a PID (in the /tmp and /dev/shm they share) would collide:
-    # a guess at why two at once hang (h100x2/sanitizer-study-a838259.json).
-    iso = isolation.Contained(Path(tempfile.mkdtemp())) if plain else isolation.contained()
+def _isolation(variant: str) -> isolation.Contained:
+    """contained: the grader's runner as it is (a network namespace of its own
+    where the machine allows it); shared-net: the PID namespace alone, as before
+    that (two runners have the same PIDs and share the machine's network
+    namespace, where the tool names a socket after the target's PID); plain:
+    this user, no namespace."""
+    if variant == "contained":
+        return isolation.contained()
+    if variant == "plain":
+        return isolation.Contained(Path(tempfile.mkdtemp()))
+    iso = isolation.contained()
+    iso.prefix, iso.private_network = list(isolation._unshare_prefix() or []), False
+    return iso
+
+
+def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None, variant: str) -> dict:
+    iso = _isolation(variant)
     try:
         prefix = sanitize.tool_prefix(tool)
         if port is not None:
@@ -78,12 +92,12 @@ def one_run(
         iso.cleanup()
 
 
-def together(build, lab, tool, k: int, own_ports: bool, plain: bool = False) -> dict:
+def together(build, lab, tool, k: int, own_ports: bool, variant: str) -> dict:
     results: list[dict] = [{}] * k
     threads = [
         threading.Thread(
             target=lambda i=i: results.__setitem__(
-                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None, plain)
+                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None, variant)
             )
         )
         for i in range(k)
@@ -99,7 +113,7 @@ def together(build, lab, tool, k: int, own_ports: bool, plain: bool = False) -> 
         "tool": tool,
         "k": k,
         "own_ports": own_ports,
-        "plain": plain,
+        "runner": variant,
         "wall_seconds": round(wall, 2),
         "per_run_seconds": round(wall / k, 2),
         "all_clean": all(r.get("runner_codes", [None])[-1:] == [0] for r in results),
@@ -112,7 +126,7 @@ def main() -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--arch", default="auto")
     ap.add_argument("--labs", default="04_sequential_addressing,09_shuffle_vector_loads")
-    ap.add_argument("--ks", default="2,4")
+    ap.add_argument("--ks", default="2,4,8")
     ap.add_argument("--deadline", type=float, default=400.0)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -139,36 +153,36 @@ def main() -> int:
     options = [line.strip() for line in help_text.splitlines() if "port" in line.lower()]
     print("compute-sanitizer options about ports:", *options, sep="\n  ", flush=True)
     print(
-        f"{'lab':<26}{'tool':<11}{'k':>3} {'ports':<7}{'runner':<10}{'wall s':>8}{'per run':>9}"
+        f"{'lab':<26}{'tool':<11}{'k':>3} {'ports':<7}{'runner':<11}{'wall s':>8}{'per run':>9}"
         "  clean"
     )
-    plan = [(lab, tool, 1, False, False) for lab in labs for tool in sanitize.DEFAULT_TOOLS]
+    ks = list(map(int, args.ks.split(",")))
+    plan = [(lab, tool, 1, False, "contained") for lab in labs for tool in sanitize.DEFAULT_TOOLS]
+    plan += [(lab, "memcheck", k, False, "contained") for k in ks for lab in labs]
     plan += [
-        (lab, "memcheck", k, False, True) for k in map(int, args.ks.split(",")) for lab in labs
-    ]
-    plan += [
-        (lab, "memcheck", k, own, False)
-        for k in map(int, args.ks.split(","))
-        for own in (True, False)
+        (lab, tool, max(ks), False, "contained")
+        for tool in ("racecheck", "synccheck")
         for lab in labs
     ]
-    plan += [(lab, "racecheck", 4, True, True) for lab in labs]
+    plan += [(lab, "memcheck", max(ks), False, "plain") for lab in labs[:1]]
+    # Last, as it may hang until its limit: the runner as it was before.
+    plan += [(lab, "memcheck", 2, False, "shared-net") for lab in labs[:1]]
     rows: list[dict] = []
     started = time.monotonic()
-    for lab, tool, k, own, plain in plan:
+    for lab, tool, k, own, variant in plan:
         if time.monotonic() - started > args.deadline:
             print(
                 f"deadline of {args.deadline:.0f} s reached: {len(plan) - len(rows)} row(s) not run"
             )
             break
-        r = together(build, lab, tool, k, own, plain)
+        r = together(build, lab, tool, k, own, variant)
         rows.append(r)
         (args.out / "sanitizer-study.json").write_text(
             json.dumps({"options_with_port": options, "rows": rows}, indent=2) + "\n"
         )
         print(
             f"{r['lab']:<26}{r['tool']:<11}{r['k']:>3} {'own' if r['own_ports'] else 'same':<7}"
-            f"{'plain' if r['plain'] else 'contained':<10}"
+            f"{r['runner']:<11}"
             f"{r['wall_seconds']:>8.2f}{r['per_run_seconds']:>9.2f}  {r['all_clean']}",
             flush=True,
         )

@@ -5,7 +5,11 @@ lists, graded in one uninterrupted batch from fresh folders, then checked
 against the outcomes class.toml expects.
 
 usage: throughput.py OUT NAME [--grader DIR] [--work DIR] [--arch ARCH]
-                     [--timeout S] [-- BATCH OPTION ...]
+                     [--timeout S] [--copies N] [-- BATCH OPTION ...]
+
+--copies N: the class N times over (alice, alice-2, ...), each lab file made
+distinct by a comment in its fence, so that the batch's fixed costs (trees,
+preflight, ceilings) weigh as in a class of 10 N students.
 
 --grader: the repository whose grader runs (default this one; another
 commit's tree, e.g. from `git archive`, measures that commit the same way).
@@ -39,12 +43,13 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/throughput"))
     ap.add_argument("--arch", default="auto")
     ap.add_argument("--timeout", default="60")
+    ap.add_argument("--copies", type=int, default=1, help="the class this many times over")
     ap.add_argument("batch_options", nargs="*", help="more `batch` options, after --")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work / args.name
     shutil.rmtree(work, ignore_errors=True)  # nothing to resume: a run from scratch
-    subs = make_class.write_class(work / "class")
+    subs = make_class.write_class(work / "class", copies=args.copies)
     labs = tomllib.loads((HERE / "class.toml").read_text())["labs"]
     cmd = [
         sys.executable,
@@ -72,7 +77,7 @@ def main() -> int:
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
     seconds = time.time() - started
-    problems = check_class.check(work / "out")
+    problems = check_class.check(work / "out", args.copies)
     student_labs = len(subs) * len(labs)
     figures = {
         "name": args.name,
