@@ -44,8 +44,12 @@ def main() -> int:
     ap.add_argument("--arch", default="auto")
     ap.add_argument("--timeout", default="60")
     ap.add_argument("--copies", type=int, default=1, help="the class this many times over")
-    ap.add_argument("batch_options", nargs="*", help="more `batch` options, after --")
-    args = ap.parse_args()
+    # More `batch` options follow a `--` (split here: argparse would take the
+    # first positional run, before any option, as all of them).
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    args.batch_options = argv[cut + 1 :]
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work / args.name
     shutil.rmtree(work, ignore_errors=True)  # nothing to resume: a run from scratch
