@@ -56,7 +56,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         default=1,
         metavar="K",
         help="students graded at once on each GPU, each with its own build tree; "
-        "their timed tests still run alone (default 1; see the README for "
+        "their timed tests still run alone, and only as many run their full tests "
+        "at once as the GPU's memory holds (default 1; see the README for "
         "when more pays)",
     )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")

@@ -55,8 +55,8 @@ class GpuGroup:
     worker measured, the reference's fractions from that worker's preflight,
     and how many of them are still grading (the last one measures again)."""
 
-    def __init__(self, workers: int, shared: bool) -> None:
-        self.gate = Gate("gpu") if shared else None
+    def __init__(self, workers: int, shared: bool, memory_slots: int | None = None) -> None:
+        self.gate = Gate("gpu", memory_slots) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers

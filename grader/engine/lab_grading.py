@@ -279,7 +279,7 @@ def _grade_lab(
             gpu_expected=gpu_expected and lab.needs_gpu,
             call_timeout=min(60.0, timeout / 2),
         )
-        with phases("tests"), held(gate if lab.needs_gpu else None):
+        with phases("tests"), held(gate if lab.needs_gpu else None, heavy=True):
             run = run_checker(
                 checker,
                 lab.id,

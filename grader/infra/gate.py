@@ -50,8 +50,13 @@ class Gate:
     """A readers-writer lock with writer preference, that counts how long the
     exclusive side waited (the price of sharing, in the batch's summary)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, heavy_slots: int | None = None) -> None:
         self.name = name
+        # The shared runs that need much of the GPU's memory (a lab's full tests,
+        # up to gpus.HUGE_CASE_GIB each) take one of these first; the others (the
+        # sanitizer's small cases) do not, so more workers than fit the memory
+        # can build, check the policy and sanitize while a few run their tests.
+        self._heavy = threading.BoundedSemaphore(heavy_slots) if heavy_slots else None
         self._cond = threading.Condition()
         self._shared = 0
         self._exclusive = False
@@ -59,7 +64,11 @@ class Gate:
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
-    def shared(self):
+    def shared(self, heavy: bool = False):
+        if heavy and self._heavy is not None:
+            with self._heavy, self.shared():
+                yield
+            return
         with self._cond:
             while self._exclusive or self._waiting:
                 self._cond.wait()
@@ -92,10 +101,11 @@ class Gate:
 
 
 @contextlib.contextmanager
-def held(gate: Gate | None, exclusive: bool = False):
-    """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
+def held(gate: Gate | None, exclusive: bool = False, heavy: bool = False):
+    """`gate`'s shared (or exclusive) side, or nothing when there is no gate;
+    heavy: a shared run that needs one of the gate's memory slots."""
     if gate is None:
         yield
     else:
-        with gate.exclusive() if exclusive else gate.shared():
+        with gate.exclusive() if exclusive else gate.shared(heavy):
             yield

@@ -152,11 +152,12 @@ def test_students_per_gpu_are_bounded_by_its_memory():
 
 
 def _most_at_once(slot, threads: int) -> int:
+    """slot: a lock (or semaphore), or a function that makes a context manager."""
     inside, most = [0], [0]
     lock = threading.Lock()
 
     def use() -> None:
-        with slot:
+        with slot() if callable(slot) and not hasattr(slot, "acquire") else slot:
             with lock:
                 inside[0] += 1
                 most[0] = max(most[0], inside[0])
@@ -183,3 +184,9 @@ def test_sanitizer_runs_share_only_in_private_networks():
     # A namespace each (contained with --net, or a sandbox cell): up to SANITIZER_SLOTS.
     shared = gate.sanitizer_slot(SimpleNamespace(private_network=True))
     assert _most_at_once(shared, gate.SANITIZER_SLOTS + 3) == gate.SANITIZER_SLOTS
+
+
+def test_heavy_shared_runs_take_a_memory_slot_and_light_ones_do_not():
+    gate = Gate("gpu", heavy_slots=2)
+    assert _most_at_once(lambda: held(gate, heavy=True), 6) == 2
+    assert _most_at_once(lambda: held(gate, heavy=False), 6) == 6
