@@ -8,7 +8,14 @@ and run alone. Lab 01's timed run is on the CPU, so it takes the machine gate,
 which every phase of every worker (builds included) holds shared.
 
 A waiting timed run stops new shared runs from starting (writer preference):
-otherwise a busy GPU would never fall quiet. The shared side is a whole
+otherwise a busy GPU would never fall quiet. Except while a shared run has
+lasted longer than STALL_SECONDS: a student's endless loop holds the GPU until
+its timeout (30 s a call, twice), and with every other worker stopped behind
+the waiting timed run the whole batch idled that long (8 workers on an H100,
+about 50 s for each hung lab of the class: tests/gpu_runs/h100/
+throughput-c3e006a.log). The others go on sharing meanwhile; once the long run
+ends, new shared runs wait again and the timed run gets the GPU as soon as the
+runs in flight end. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
@@ -22,6 +29,11 @@ import os
 import threading
 import time
 
+# Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
+# workers on an H100, in the log above), far below a hang's 60 s.
+STALL_SECONDS = 20.0
+import time
+
 # compute-sanitizer talks to its target through a socket named after the
 # target's PID (isolation.py), and runners in PID namespaces of their own have
 # the same PIDs: two runs at once in one network namespace take each other's
@@ -32,8 +44,11 @@ import time
 # (tests/gpu_runs/h100x2/sanitizer-study-a838259.json). So runs that share the
 # machine's network namespace take turns; a runner in a network namespace of
 # its own (isolation.Contained.private_network, every sandbox Cell) takes one
-# of SANITIZER_SLOTS places. Each run keeps a CPU core busy: a quarter of the
-# cores, at least one.
+# of SANITIZER_SLOTS places. Measured so on an H100 with 16 cores
+# (tests/gpu_runs/h100/sanitizer-study-38d1399.json): memcheck of lab 04's small
+# cases 1.36 s alone, 0.67 s a run two at once, 0.52 four, 0.55 eight, all
+# clean; racecheck 2.43 s alone, 1.12 a run eight at once; the old wrapping,
+# two at once: one hung until its 60 s limit. A quarter of the cores, at least one.
 SANITIZER_SLOTS = max(1, (os.cpu_count() or 1) // 4)
 _SANITIZER_ALONE = threading.Lock()
 _SANITIZER_SHARED = threading.BoundedSemaphore(SANITIZER_SLOTS)
@@ -47,11 +62,17 @@ def sanitizer_slot(isolation) -> threading.Lock | threading.BoundedSemaphore:
 
 
 class Gate:
-    """A readers-writer lock with writer preference, that counts how long the
-    exclusive side waited (the price of sharing, in the batch's summary)."""
+    """A readers-writer lock with writer preference (suspended while a shared
+    run is stalled), that counts how long the exclusive side waited (the price
+    of sharing, in the batch's summary)."""
 
-    def __init__(self, name: str, heavy_slots: int | None = None) -> None:
+    def __init__(
+        self, name: str, heavy_slots: int | None = None, stall_seconds: float = STALL_SECONDS
+    ) -> None:
         self.name = name
+        self.stall_seconds = stall_seconds
+        self._started: dict[int, float] = {}  # shared runs in flight: token -> start
+        self._tokens = 0
         # The shared runs that need much of the GPU's memory (a lab's full tests,
         # up to gpus.HUGE_CASE_GIB each) take one of these first; the others (the
         # sanitizer's small cases) do not, so more workers than fit the memory
@@ -70,15 +91,25 @@ class Gate:
                 yield
             return
         with self._cond:
-            while self._exclusive or self._waiting:
-                self._cond.wait()
+            while self._exclusive or (self._waiting and not self._stalled()):
+                # Woken by a change, or each second: a run in flight may become stalled.
+                self._cond.wait(timeout=1.0)
             self._shared += 1
+            self._tokens += 1
+            token = self._tokens
+            self._started[token] = time.monotonic()
         try:
             yield
         finally:
             with self._cond:
                 self._shared -= 1
+                del self._started[token]
                 self._cond.notify_all()
+
+    def _stalled(self) -> bool:
+        """Has a shared run in flight lasted past stall_seconds? (lock held)"""
+        now = time.monotonic()
+        return any(now - t > self.stall_seconds for t in self._started.values())
 
     @contextlib.contextmanager
     def exclusive(self):

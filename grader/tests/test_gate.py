@@ -190,3 +190,56 @@ def test_heavy_shared_runs_take_a_memory_slot_and_light_ones_do_not():
     gate = Gate("gpu", heavy_slots=2)
     assert _most_at_once(lambda: held(gate, heavy=True), 6) == 2
     assert _most_at_once(lambda: held(gate, heavy=False), 6) == 6
+
+
+def test_a_stalled_shared_run_does_not_stop_the_others_and_the_timed_run_still_runs_alone():
+    # A hung student holds the GPU until its timeout: the timed run waits for it,
+    # but the other workers' shared runs go on meanwhile, never beside the timed one.
+    gate = Gate("gpu", stall_seconds=0.3)
+    events: list[str] = []
+    lock = threading.Lock()
+    inside = {"shared": 0, "timed": 0}
+    hung_in, release_hung = threading.Event(), threading.Event()
+
+    def note(what: str) -> None:
+        with lock:
+            events.append(what)
+            if inside["timed"] and inside["shared"]:
+                events.append("OVERLAP")
+
+    def hung():
+        with gate.shared():
+            inside["shared"] += 1
+            hung_in.set()
+            release_hung.wait(10)
+            inside["shared"] -= 1
+        note("hung out")
+
+    def timed():
+        with gate.exclusive():
+            inside["timed"] += 1
+            note("timed")
+            time.sleep(0.05)
+            inside["timed"] -= 1
+
+    def other():
+        with gate.shared():
+            inside["shared"] += 1
+            note("other")
+            inside["shared"] -= 1
+
+    h = threading.Thread(target=hung)
+    h.start()
+    hung_in.wait(10)
+    t = threading.Thread(target=timed)
+    t.start()
+    while not gate._waiting:
+        time.sleep(0.001)
+    o = threading.Thread(target=other)
+    o.start()
+    o.join(timeout=5)  # starts once the hung run is 0.3 s old, not when it ends
+    assert not o.is_alive() and events == ["other"]
+    release_hung.set()
+    for x in (h, t):
+        x.join(timeout=10)
+    assert events == ["other", "hung out", "timed"]
