@@ -13,7 +13,7 @@ lasted longer than STALL_SECONDS: a student's endless loop holds the GPU until
 its timeout (30 s a call, twice), and with every other worker stopped behind
 the waiting timed run the whole batch idled that long (8 workers on an H100,
 about 50 s for each hung lab of the class: tests/gpu_runs/h100/
-throughput-c3e006a.log). The others go on sharing meanwhile; once the long run
+throughput-c3e006a-j8-x3-cut.log). The others go on sharing meanwhile; once the long run
 ends, new shared runs wait again and the timed run gets the GPU as soon as the
 runs in flight end. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
@@ -30,7 +30,7 @@ import threading
 import time
 
 # Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
-# workers on an H100, in the log above), far below a hang's 60 s.
+# workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
 STALL_SECONDS = 20.0
 import time
 
