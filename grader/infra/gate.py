@@ -32,7 +32,6 @@ import time
 # Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
 # workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
 STALL_SECONDS = 20.0
-import time
 
 # compute-sanitizer talks to its target through a socket named after the
 # target's PID (isolation.py), and runners in PID namespaces of their own have

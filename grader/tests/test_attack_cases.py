@@ -15,7 +15,14 @@ import make_attacks  # noqa: E402
 from grader.engine import fences  # noqa: E402
 
 ATTACKS = make_attacks.load()
-CHECKS = {"files_untouched", "ceiling_unmoved", "nothing_left", "note", "no_performance"}
+CHECKS = {
+    "files_untouched",
+    "ceiling_unmoved",
+    "nothing_left",
+    "note",
+    "no_performance",
+    "unreached",
+}
 
 
 def test_names_are_unique():
@@ -35,7 +42,9 @@ def test_case_is_well_formed(attack):
 
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if "kind" not in a], ids=lambda a: a["name"])
 def test_case_reaches_the_grader_as_written(attack, tmp_path):
-    root = make_attacks.write_attack(attack, tmp_path / attack["name"], {"OUT": "/tmp/out"})
+    root = make_attacks.write_attack(
+        attack, tmp_path / attack["name"], {"OUT": "/tmp/out", "PORT": "9"}
+    )
     name = make_attacks.lab_file(attack["lab"])
     written = (root / "labs" / attack["lab"] / name).read_text()
     solution = (REPO / "solutions" / attack["lab"] / name).read_text()

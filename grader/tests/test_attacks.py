@@ -31,6 +31,7 @@ from grader.infra.toolchain import REPO
 sys.path.insert(0, str(REPO / "tests" / "attacks"))
 import judge  # noqa: E402
 import make_attacks  # noqa: E402
+from listener import Listener  # noqa: E402
 
 LAB = "01_cpu_baseline"
 ATTACKS = {a["name"]: a for a in make_attacks.load(LAB)}
@@ -39,6 +40,7 @@ needs_build = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="no nvcc: the harness cannot be built here"
 )
 NS_OK, NS_WHY = isolation.namespaces_available()
+PRIVATE_NET = isolation.runner_namespaces().private_network
 BOX_OK, BOX_WHY = bwrap.available()
 
 
@@ -62,8 +64,10 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
         pytest.skip(f"no sandbox here: {BOX_WHY}")
     tmp = tmp_path_factory.mktemp("attacks")
     subs, out = tmp / "subs", tmp / "out"
+    listener = Listener()
     specs = [honest(subs, "aaa_honest")]
-    specs += make_attacks.write_attacks(subs, {"OUT": str(out)}, LAB).values()
+    values = {"OUT": str(out), "PORT": str(listener.port)}
+    specs += make_attacks.write_attacks(subs, values, LAB).values()
     specs.append(honest(subs, "zzz_honest"))
     config = batch_config.BatchConfig(
         out=out,
@@ -78,7 +82,10 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
     )
     messages: list[str] = []
     started = time.time()
-    results = batch.run_batch([str(s) for s in specs], config, progress=messages.append)
+    try:
+        results = batch.run_batch([str(s) for s in specs], config, progress=messages.append)
+    finally:
+        listener.close()
     seconds = time.time() - started
     snapshot = {
         p: p.read_bytes()
@@ -94,6 +101,8 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
         "snapshot": snapshot,
         "left": runner_processes(),
         "policy": policy,
+        "reached": listener.reached,
+        "private_network": sandboxed or PRIVATE_NET,
     }
 
 
@@ -116,7 +125,11 @@ RUNS = ["contained_policy", "contained_split", "sandboxed_split"]
 
 
 def check_attack(run: dict, name: str) -> None:
-    problems = judge.judge(ATTACKS[name], run["results"][name], run["out"], run["policy"])
+    if "unreached" in ATTACKS[name].get("check", []) and not run["private_network"]:
+        pytest.skip(f"the runner has no network namespace of its own here: {NS_WHY or 'no --net'}")
+    problems = judge.judge(
+        ATTACKS[name], run["results"][name], run["out"], run["policy"], run["reached"]
+    )
     assert not problems, problems
 
 

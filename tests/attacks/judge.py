@@ -9,10 +9,15 @@ import json
 from pathlib import Path
 
 
-def judge(attack: dict, result, out: Path, policy: bool) -> list[str]:
-    """Problems with one attack's graded result (empty: graded as it should be)."""
+def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = None) -> list[str]:
+    """Problems with one attack's graded result (empty: graded as it should be).
+    reached: how often the batch's lab code reached listener.Listener."""
     lab = result.labs[0]
     name = attack["name"]
+    if "unreached" in attack.get("check", []) and reached != 0:
+        # Whatever the grade, the lab's code must not have got through.
+        why = "no listener was given" if reached is None else f"reached it {reached} time(s)"
+        return [f"{name}: the lab's code must not reach the grading machine's network: {why}"]
     if policy and attack["policy"] == "yes":
         return (
             []

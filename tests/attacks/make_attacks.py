@@ -82,7 +82,9 @@ def write_attacks(
 ) -> dict[str, Path]:
     """Writes DEST/<name>/labs for each attack (of `lab`, or those named)."""
     made = {}
-    values = dict({"OUT": "/tmp/attack-out", "SOLUTION": str(REPO / "solutions")}, **(values or {}))
+    # PORT 9 (discard): nothing listens there; the suites give a listener's port.
+    defaults = {"OUT": "/tmp/attack-out", "SOLUTION": str(REPO / "solutions"), "PORT": "9"}
+    values = dict(defaults, **(values or {}))
     for attack in load(lab):
         if names is not None and attack["name"] not in names:
             continue

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 import judge  # noqa: E402
 import make_attacks  # noqa: E402
+from listener import Listener  # noqa: E402
 
 from grader import labmeta  # noqa: E402
 from grader.commands import batch, batch_config  # noqa: E402
@@ -47,7 +48,8 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
         )
         honest.append(subs / name)
     attacks = {a["name"]: a for a in make_attacks.load(lab)}
-    made = make_attacks.write_attacks(subs, {"OUT": str(out)}, lab)
+    listener = Listener()
+    made = make_attacks.write_attacks(subs, {"OUT": str(out), "PORT": str(listener.port)}, lab)
     specs = [honest[0], *made.values(), honest[1]]
     config = batch_config.BatchConfig(
         out=out,
@@ -67,10 +69,16 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
         log.append(line)
         print(f"[{mode}] {line}", flush=True)
 
-    results = {r.student: r for r in batch.run_batch([str(s) for s in specs], config, progress)}
+    try:
+        results = {r.student: r for r in batch.run_batch([str(s) for s in specs], config, progress)}
+    finally:
+        listener.close()
     seconds = time.time() - started
     time.sleep(3)  # what an outliving process would rewrite, it has by now
-    problems = {name: judge.judge(a, results[name], out, policy) for name, a in attacks.items()}
+    problems = {
+        name: judge.judge(a, results[name], out, policy, listener.reached)
+        for name, a in attacks.items()
+    }
     for name in ("aaa_honest", "zzz_honest"):
         lab_result = results[name].labs[0]
         if (
