@@ -48,7 +48,7 @@ STALL_SECONDS = 20.0
 # cases 1.36 s alone, 0.67 s a run two at once, 0.52 four, 0.55 eight, all
 # clean; racecheck 2.43 s alone, 1.12 a run eight at once; the old wrapping,
 # two at once: one hung until its 60 s limit. A quarter of the cores, at least one.
-SANITIZER_SLOTS = max(1, (os.cpu_count() or 1) // 4)
+SANITIZER_SLOTS = max(1, len(os.sched_getaffinity(0)) // 4)  # the cores this process may use
 _SANITIZER_ALONE = threading.Lock()
 _SANITIZER_SHARED = threading.BoundedSemaphore(SANITIZER_SLOTS)
 

@@ -101,7 +101,7 @@ def graded(tmp_path_factory, *, sandboxed: bool, policy: bool, jobs: int = 1) ->
         "snapshot": snapshot,
         "left": runner_processes(),
         "policy": policy,
-        "reached": listener.reached,
+        "reached": listener.connections,
         "private_network": sandboxed or PRIVATE_NET,
     }
 

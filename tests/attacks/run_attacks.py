@@ -76,7 +76,7 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
     seconds = time.time() - started
     time.sleep(3)  # what an outliving process would rewrite, it has by now
     problems = {
-        name: judge.judge(a, results[name], out, policy, listener.reached)
+        name: judge.judge(a, results[name], out, policy, listener.connections)
         for name, a in attacks.items()
     }
     for name in ("aaa_honest", "zzz_honest"):

@@ -1,7 +1,8 @@
 """A TCP server on the grading machine's loopback that counts who reaches it:
 what a submission's helper would be (a friend's answer server, a place to send
-the inputs), and what the lab's code must not reach. The `phone_home` attack
-connects to it; the attack suites start one per batch and check its count."""
+the inputs), and what the lab's code must not reach. The escape `open_socket`
+(tests/escapes) and the attack `phone_home` (tests/attacks) connect to it; their
+suites start one per batch and check its count."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import threading
 
 class Listener:
     def __init__(self) -> None:
-        self.reached = 0
+        self.connections = 0
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(64)
@@ -24,9 +25,9 @@ class Listener:
         # could not get here, not that nothing listened.
         with socket.create_connection(("127.0.0.1", self.port), timeout=5):
             pass
-        while self.reached == 0:
+        while self.connections == 0:
             self._stop.wait(0.01)
-        self.reached = 0
+        self.connections = 0
 
     def _serve(self) -> None:
         while not self._stop.is_set():
@@ -34,7 +35,7 @@ class Listener:
                 conn, _ = self._sock.accept()
             except OSError:
                 continue
-            self.reached += 1
+            self.connections += 1
             conn.close()
 
     def close(self) -> None:
