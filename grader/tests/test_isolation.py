@@ -48,3 +48,23 @@ def test_contained_says_what_it_got():
         assert bool(iso.warning) == (not NS.ok)
     finally:
         iso.cleanup()
+
+
+def test_without_a_usable_python_the_runner_keeps_its_pid_namespace(monkeypatch):
+    # No interpreter `nobody` may run: no loopback to bring up, so no network
+    # namespace, but the PID namespace stays and the grader says nothing false.
+    if not NS.ok:
+        pytest.skip(f"no namespaces here: {NS.why}")
+    monkeypatch.setattr(isolation, "_pythons", lambda: ["/nonexistent/python3"])
+    isolation.runner_namespaces.cache_clear()
+    try:
+        ns = isolation.runner_namespaces()
+        assert ns.ok and not ns.private_network
+        assert "--net" not in ns.prefix and ns.prefix[-1] == "--"
+        iso = isolation.contained()
+        try:
+            assert not iso.private_network and not iso.warning
+        finally:
+            iso.cleanup()
+    finally:
+        isolation.runner_namespaces.cache_clear()
