@@ -6,7 +6,9 @@ again under compute-sanitizer (GPU labs, when it is installed). A student's
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import secrets
 import time
 from dataclasses import dataclass
@@ -218,51 +220,40 @@ def _grade_lab(
     violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
     target = runner_target(lab, impl)
     sandboxed = hasattr(isolation, "build")
-    with phases("build"):
-        built = (
-            isolation.build(build_dir, target, tree=repo)
-            if sandboxed
-            else toolchain.build(build_dir, target)
-        )
-    if not built.ok:
-        if built.machine_fault:
-            return blank_result(
-                lab,
-                LabStatus.ERROR,
-                f"the build failed for the machine's sake, not the code's: {built.machine_fault}",
+    check = linked_policy and impl == "labs"
+    work = policy_work or build_dir / "policy"
+    linked = functools.partial(_linked_violations, lab, lab_dir, repo, work)
+    # The linked check compiles the file again (its own flags: engine/symbols.py)
+    # and needs nothing from the build: run beside it, the lab waits for the
+    # longer of the two, not both ("policy" then counts only the wait after the
+    # build). Not in the sandbox: there the build comes first, so that code the
+    # sandbox refuses is never compiled outside it.
+    with concurrent.futures.ThreadPoolExecutor(1) as beside:
+        early = beside.submit(linked) if check and not sandboxed else None
+        with phases("build"):
+            built = (
+                isolation.build(build_dir, target, tree=repo)
+                if sandboxed
+                else toolchain.build(build_dir, target)
             )
-        result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
-        if violations:
-            result.status = LabStatus.POLICY
-            result.reason = "; ".join(_violation_text(v) for v in violations)
-        return result
-    if linked_policy and impl == "labs":
-        for name in lab.files:
-            reference = _reference(repo, lab, name)
-            if reference is None:
-                continue  # a student's own copy: the instructor's batch runs this check
-            with phases("policy"):
-                checked = policy.check_linked(
+        if not built.ok:
+            if early is not None:
+                early.cancel()
+            if built.machine_fault:
+                return blank_result(
                     lab,
-                    lab_dir / name,
-                    skeleton_file=toolchain.REPO / "labs" / lab.id / name,
-                    reference_file=reference,
-                    include_dirs=[repo / "common"],
-                    work=policy_work or build_dir / "policy",
+                    LabStatus.ERROR,
+                    "the build failed for the machine's sake, not the code's: "
+                    f"{built.machine_fault}",
                 )
-            violations += checked.violations
-            if not checked.judged:
-                # It built for grading but could not be checked: fail closed (the
-                # batch's preflight checks the reference the same way first).
-                violations.append(
-                    policy.Violation(
-                        name,
-                        0,
-                        "",
-                        "the policy check could not compile or read this file the "
-                        "way it must: " + (checked.log.strip()[-300:] or "unknown"),
-                    )
-                )
+            result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
+            if violations:
+                result.status = LabStatus.POLICY
+                result.reason = "; ".join(_violation_text(v) for v in violations)
+            return result
+        if check:
+            with phases("policy"):
+                violations += early.result() if early is not None else linked()
 
     own = isolation is None
     iso = isolation_mod.contained() if own else isolation
@@ -324,6 +315,40 @@ def _grade_lab(
 def _violation_text(v: policy.Violation) -> str:
     found = f" ({v.found})" if v.found else ""
     return f"{v.file}:{v.line}{found}: {v.why}"
+
+
+def _linked_violations(
+    lab: labmeta.Lab, lab_dir: Path, repo: Path, policy_work: Path
+) -> list[policy.Violation]:
+    """The linked policy check of each of the lab's files against the skeleton
+    and the reference; a file that built but could not be checked fails closed."""
+    violations: list[policy.Violation] = []
+    for name in lab.files:
+        reference = _reference(repo, lab, name)
+        if reference is None:
+            continue  # a student's own copy: the instructor's batch runs this check
+        checked = policy.check_linked(
+            lab,
+            lab_dir / name,
+            skeleton_file=toolchain.REPO / "labs" / lab.id / name,
+            reference_file=reference,
+            include_dirs=[repo / "common"],
+            work=policy_work,
+        )
+        violations += checked.violations
+        if not checked.judged:
+            # It built for grading but could not be checked: fail closed (the
+            # batch's preflight checks the reference the same way first).
+            violations.append(
+                policy.Violation(
+                    name,
+                    0,
+                    "",
+                    "the policy check could not compile or read this file the "
+                    "way it must: " + (checked.log.strip()[-300:] or "unknown"),
+                )
+            )
+    return violations
 
 
 def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
