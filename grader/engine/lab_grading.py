@@ -236,9 +236,7 @@ def _grade_lab(
                 if sandboxed
                 else toolchain.build(build_dir, target)
             )
-        if not built.ok:
-            if early is not None:
-                early.cancel()
+        if not built.ok:  # the check, already running, ends with the pool; its result is dropped
             if built.machine_fault:
                 return blank_result(
                     lab,

@@ -78,7 +78,6 @@ class Gate:
         # can build, check the policy and sanitize while a few run their tests.
         self._heavy = threading.BoundedSemaphore(heavy_slots) if heavy_slots else None
         self._cond = threading.Condition()
-        self._shared = 0
         self._exclusive = False
         self._waiting = 0
         self.waited_seconds = 0.0
@@ -93,7 +92,6 @@ class Gate:
             while self._exclusive or (self._waiting and not self._stalled()):
                 # Woken by a change, or each second: a run in flight may become stalled.
                 self._cond.wait(timeout=1.0)
-            self._shared += 1
             self._tokens += 1
             token = self._tokens
             self._started[token] = time.monotonic()
@@ -101,7 +99,6 @@ class Gate:
             yield
         finally:
             with self._cond:
-                self._shared -= 1
                 del self._started[token]
                 self._cond.notify_all()
 
@@ -116,7 +113,7 @@ class Gate:
         with self._cond:
             self._waiting += 1
             try:
-                while self._exclusive or self._shared:
+                while self._exclusive or self._started:
                     self._cond.wait()
             finally:
                 self._waiting -= 1

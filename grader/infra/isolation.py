@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import proc
+from .bwrap import drop_privileges
 from .runner import RunnerSpec
 
 NOBODY_ID = 65534
@@ -72,8 +73,15 @@ def _unshare_prefix(python: str | None = None) -> list[str] | None:
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
-    prefix = [unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child"]
-    prefix.append("--mount-proc")
+    prefix = [
+        unshare,
+        "--user",
+        "--map-current-user",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+    ]
     if python is None:
         return prefix + ["--"]
     return prefix + ["--net", "--keep-caps", "--", python, "-I", "-S", "-c", _LOOPBACK_UP]
@@ -90,12 +98,10 @@ class Namespaces:
 
 
 def _as_nobody() -> list[str] | None:
+    """The prefix that runs a command as the runner's user; None without setpriv."""
     if not _is_root():
         return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    return [setpriv, f"--reuid={NOBODY_ID}", f"--regid={NOBODY_ID}", "--clear-groups", "--"]
+    return drop_privileges(NOBODY_ID, NOBODY_ID) if shutil.which("setpriv") else None
 
 
 @functools.lru_cache(maxsize=1)
