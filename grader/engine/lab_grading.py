@@ -18,13 +18,13 @@ from typing import TypedDict
 from .. import labmeta
 from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
-from ..infra.gate import Gate, held, sanitizer_slot
+from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
-from ..status import LabStatus, RunStatus, SanitizerStatus
+from ..status import LabStatus, RunStatus
 from . import policy
-from . import sanitize as sanitize_mod
 from .checker_run import run_checker
 from .scoring import score
+from .shared_gpu import checker_sharing, sanitize_lab
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -268,16 +268,21 @@ def _grade_lab(
             gpu_expected=gpu_expected and lab.needs_gpu,
             call_timeout=min(60.0, timeout / 2),
         )
-        with phases("tests"), held(gate if lab.needs_gpu else None, heavy=True):
-            run = run_checker(
-                checker,
-                lab.id,
-                iso.runner(runner),
-                perf=perf and not later,
-                gtest_filter=UNTIMED_TESTS if later else None,
-                **kw,
+        with phases("tests"):
+            run, rerun = checker_sharing(
+                gate if lab.needs_gpu else None,
+                lambda: run_checker(
+                    checker,
+                    lab.id,
+                    iso.runner(runner),
+                    perf=perf and not later,
+                    gtest_filter=UNTIMED_TESTS if later else None,
+                    **kw,
+                ),
             )
         result = score(lab, run)
+        if rerun:
+            result.notes.append(rerun)
         note = iso.note()
         if (
             note
@@ -292,8 +297,8 @@ def _grade_lab(
             and result.status == LabStatus.GRADED
             and result.points_correctness
         ):
-            with phases("sanitizer"), sanitizer_slot(iso), held(gate):
-                _sanitize(lab, build_dir, runner, iso, result, env, seed)
+            with phases("sanitizer"):
+                sanitize_lab(lab, checker, runner, iso, result, gate=gate, env=env, seed=seed)
     finally:
         if own:
             iso.cleanup()
@@ -356,27 +361,3 @@ def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
         if p.is_file():
             return p
     return None
-
-
-def _sanitize(lab, build_dir, runner, iso, result: LabResult, env, seed) -> None:
-    if not sanitize_mod.available():
-        result.sanitizer["all"] = "unavailable"
-        return
-    tools_for_lab = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
-    for tool_run in sanitize_mod.run_all(
-        build_dir / "tests" / checker_target(lab),
-        lab.id,
-        runner,
-        iso,
-        tools=tools_for_lab,
-        env=env,
-        seed=seed,
-    ):
-        result.sanitizer[tool_run.tool] = tool_run.status
-        if tool_run.status == SanitizerStatus.FINDINGS:
-            result.points_correctness = result.points_performance = 0.0
-            result.hints.insert(
-                0,
-                f"compute-sanitizer {tool_run.tool} found a hazard that the "
-                f"outputs did not show: " + "; ".join(tool_run.findings[:3]),
-            )

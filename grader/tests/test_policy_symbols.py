@@ -299,6 +299,32 @@ void lab_rest(const int* in, std::size_t n, int* out, cudaStream_t stream) {
     )
 
 
+@needs_nvcc
+@pytest.mark.parametrize(
+    "call",
+    [
+        "float* hog = nullptr; CUDA_CHECK(cudaMalloc(&hog, std::size_t{1} << 34));",
+        "void* hog = nullptr; CUDA_CHECK(cudaMallocAsync(&hog, std::size_t{1} << 34, stream));",
+        "CUDA_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{1} << 34));",
+    ],
+    ids=["cudaMalloc-template", "cudaMallocAsync", "cudaDeviceSetLimit"],
+)
+def test_device_memory_of_its_own_is_caught(call, tmp_path, work):
+    """Memory a lab takes is taken from the students beside it on the GPU
+    (grader/engine/shared_gpu.py): the typed template reaches cudaMalloc too."""
+    text = with_fence(
+        "07",
+        "reset",
+        f"  {call}  // the call\n  CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(int), stream));\n",
+    )
+    assert_caught(
+        linked("07", text, tmp_path, work),
+        call.split("CUDA_CHECK(")[1].split("(")[0],  # the API's name
+        "Allocating GPU memory",
+        line_of(text, "// the call"),
+    )
+
+
 @needs_gxx
 def test_static_local_with_destructor_is_honest_cpp(tmp_path, work):
     # A std::vector kept between calls registers its destructor (__cxa_atexit):
@@ -622,6 +648,7 @@ def test_policy_toml_loads_with_a_reason_for_every_category():
     assert {c.name for c in categories} >= {
         "copies",
         "host_memory",
+        "device_memory",
         "system",
         "dynamic_loading",
         "startup_and_exit",

@@ -87,6 +87,13 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
         ):
             problems[name] = [f"{name}: honest work lost points: {lab_result.points:g}"]
     problems["files"] = judge.judge_files(out)
+    # Whose tests a full GPU sent to run again alone (shared_gpu.py): where
+    # gpu_memory_hog met a neighbour, that neighbour is here, with its points.
+    reran = sorted(
+        name
+        for name, r in results.items()
+        if any("ran again with the GPU to itself" in n for n in r.labs[0].notes)
+    )
     if (out / "escape-outlived").exists() and os.geteuid() == 0:
         problems["files"].append("an outliving process wrote into the batch's folder")
     return {
@@ -95,6 +102,7 @@ def run_mode(mode: str, lab: str, work: Path, arch: str, timeout: float) -> dict
         "seconds": round(seconds, 1),
         "results": {k: r.to_dict() for k, r in results.items()},
         "problems": {k: v for k, v in problems.items() if v},
+        "reran_alone": reran,
         "log": log[-60:],
     }
 
@@ -154,6 +162,8 @@ def run_lab(lab: str, modes: list[str], args: argparse.Namespace) -> int:
             bad = "!" if name in r["problems"] else ""
             cells.append(f"{bad}{row['status'][:8]} {row['points']:g}/{row['max_points']}")
         print(f"{name:32} " + " ".join(f"{c:>18}" for c in cells))
+    for r in runs:
+        print(f"{r['mode']}: ran again alone for want of GPU memory: {r['reran_alone'] or 'none'}")
     failed = [p for r in runs for v in r["problems"].values() for p in v]
     for p in failed:
         print("NOT OK:", p)

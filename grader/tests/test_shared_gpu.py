@@ -1,0 +1,120 @@
+"""grader/engine/shared_gpu.py: a run that shared the GPU and ran out of its
+memory runs again alone, and only that run counts; any other failure stands."""
+
+from grader import labmeta
+from grader.engine import sanitize, shared_gpu
+from grader.engine.lab_grading import blank_result
+from grader.infra.gate import Gate
+from grader.results import BinaryRun, CaseResult
+from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus
+
+COURSE = labmeta.load()
+# As the runner and the checker word it (runner_link.cpp, contract_check.cuh).
+RUNNER_OOM = "the lab's program could not start: cudaErrorMemoryAllocation: out of memory"
+CHECKER_FULL = (
+    "the checker itself failed: the GPU has 3 GiB free, the case needs 17 GiB "
+    "(other processes hold the rest)"
+)
+
+
+def run_with(*failures: str) -> BinaryRun:
+    run = BinaryRun("checker-sum", RunStatus.COMPLETED)
+    run.cases.append(CaseResult("SumContract.Small", CaseStatus.PASSED))
+    for k, text in enumerate(failures):
+        run.cases.append(CaseResult(f"SumContract.Case{k}", CaseStatus.FAILED, failures=[text]))
+    return run
+
+
+class Runs:
+    """run_once for checker_sharing: hands out `runs` in turn and records
+    whether the gate was held alone during each."""
+
+    def __init__(self, gate: Gate, *runs: BinaryRun) -> None:
+        self.gate, self.runs, self.alone = gate, list(runs), []
+
+    def __call__(self) -> BinaryRun:
+        self.alone.append(self.gate._exclusive)
+        return self.runs.pop(0)
+
+
+def test_the_words_of_a_full_gpu_are_recognised():
+    assert shared_gpu.short_of_memory(["", RUNNER_OOM])
+    assert "other processes hold" in shared_gpu.short_of_memory([CHECKER_FULL])
+    assert shared_gpu.short_of_memory(["CUDA_ERROR_OUT_OF_MEMORY in cuMemCreate"])
+    assert shared_gpu.short_of_memory(["sum: expected 10, got 9", "", None]) is None
+
+
+def test_an_out_of_memory_beside_others_runs_again_alone_and_only_that_counts():
+    for words in (RUNNER_OOM, CHECKER_FULL):
+        gate = Gate("gpu", heavy_slots=2)
+        runs = Runs(gate, run_with(words), run_with())
+        run, note = shared_gpu.checker_sharing(gate, runs)
+        assert runs.alone == [False, True]
+        assert run.failed == []
+        assert note and "ran again with the GPU to itself" in note
+        assert ("out of memory" in note) or ("other processes hold" in note)
+
+
+def test_an_out_of_memory_alone_stands():
+    # The second run is judged as it is: nobody else was on the GPU.
+    gate = Gate("gpu")
+    runs = Runs(gate, run_with(RUNNER_OOM), run_with(RUNNER_OOM))
+    run, note = shared_gpu.checker_sharing(gate, runs)
+    assert runs.alone == [False, True]
+    assert len(run.failed) == 1 and note
+
+
+def test_other_failures_and_unshared_gpus_run_once():
+    gate = Gate("gpu")
+    runs = Runs(gate, run_with("sum: expected 10, got 9"))
+    run, note = shared_gpu.checker_sharing(gate, runs)
+    assert runs.alone == [False] and note is None and len(run.failed) == 1
+    # No gate: the GPU is this worker's alone already.
+    calls = []
+    run, note = shared_gpu.checker_sharing(None, lambda: calls.append(1) or run_with(RUNNER_OOM))
+    assert calls == [1] and note is None
+
+
+def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):
+    """sanitize_lab over lab 07 with run_tool handing out `outcomes` in turn."""
+    lab = COURSE.lab("07")
+    result = blank_result(lab, LabStatus.GRADED, "")
+    result.points_correctness = lab.points_correctness
+    gate = Gate("gpu")
+    queue, alone = list(outcomes), []
+
+    def run_tool(checker, lab_id, runner, iso, tool, **kw):
+        alone.append(gate._exclusive)
+        r = queue.pop(0)
+        return sanitize.SanitizerRun(tool, r.status, r.findings, r.output_tail)
+
+    monkeypatch.setattr(sanitize, "available", lambda: True)
+    monkeypatch.setattr(sanitize, "run_tool", run_tool)
+    shared_gpu.sanitize_lab(lab, "checker", "runner", object(), result, gate=gate, env={}, seed=1)
+    return result, alone
+
+
+def clean() -> sanitize.SanitizerRun:
+    return sanitize.SanitizerRun("", SanitizerStatus.CLEAN)
+
+
+def test_a_sanitizer_tool_that_ran_out_of_memory_runs_again_alone(monkeypatch):
+    full = sanitize.SanitizerRun(
+        "",
+        SanitizerStatus.FINDINGS,
+        ['Program hit cudaErrorMemoryAllocation (error 2) due to "out of memory" on CUDA API call'],
+    )
+    result, alone = sanitizer_result(monkeypatch, full, clean(), clean(), clean())
+    tools = sanitize.DEFAULT_TOOLS
+    assert alone == [False, True] + [False] * (len(tools) - 1)
+    assert set(result.sanitizer.values()) == {SanitizerStatus.CLEAN}
+    assert result.points_correctness == COURSE.lab("07").points_correctness
+    assert any(f"compute-sanitizer {tools[0]} ran again" in n for n in result.notes)
+
+
+def test_a_sanitizer_hazard_still_costs_every_point(monkeypatch):
+    race = sanitize.SanitizerRun("", SanitizerStatus.FINDINGS, ["Race reported between Write"])
+    result, alone = sanitizer_result(monkeypatch, race, clean(), clean())
+    assert alone == [False, False, False]
+    assert result.points_correctness == 0
+    assert result.hints[0].startswith("compute-sanitizer")
