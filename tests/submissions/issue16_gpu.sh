@@ -11,8 +11,12 @@
 #   old    the same class graded by 7a9c4bb's grader (a `git archive` of it,
 #          one student per GPU, as it was), the figure issue 16 compares with
 #
+# Each throughput part stops its batch after THROUGHPUT_S seconds (OLD_S for
+# the old grader) and measures what it graded by then (throughput.py --deadline).
+#
 # usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8]
-#        [STUDY_S=120] [THROUGHPUT_S=360] bash tests/submissions/issue16_gpu.sh
+#        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
+#        bash tests/submissions/issue16_gpu.sh
 set -u
 : "${OUT:?set OUT to a folder}"
 ARCH=${ARCH:-sm_90}
@@ -32,8 +36,8 @@ if has study; then
 fi
 if has new; then
   name="new-j$JOBS-x$COPIES"
-  GRADER_TRACE=1 timeout "${THROUGHPUT_S:-360}" python3 tests/submissions/throughput.py \
-    "$OUT" "$name" --arch "$ARCH" --timeout 60 --copies "$COPIES" -- --jobs-per-gpu "$JOBS"
+  GRADER_TRACE=1 python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
+    --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- --jobs-per-gpu "$JOBS"
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
 fi
@@ -41,8 +45,8 @@ if has old; then
   old=$(mktemp -d)
   git archive 7a9c4bb | tar -x -C "$old"
   name="old-7a9c4bb-x$COPIES"
-  timeout "${THROUGHPUT_S:-360}" python3 tests/submissions/throughput.py \
-    "$OUT" "$name" --grader "$old" --arch "$ARCH" --timeout 60 --copies "$COPIES"
+  python3 tests/submissions/throughput.py "$OUT" "$name" --grader "$old" --arch "$ARCH" \
+    --timeout 60 --copies "${OLD_COPIES:-$COPIES}" --deadline "${OLD_S:-${THROUGHPUT_S:-360}}"
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
 fi

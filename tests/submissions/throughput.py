@@ -13,6 +13,16 @@ preflight, ceilings) weigh as in a class of 10 N students.
 
 --grader: the repository whose grader runs (default this one; another
 commit's tree, e.g. from `git archive`, measures that commit the same way).
+--deadline S: interrupt the batch after S seconds (as Ctrl-C would: every
+result already written is kept) and measure what it graded by then; the check
+then covers the students graded. A device call has a limit of its own, and a
+run it cuts would measure nothing.
+
+With GRADER_TRACE=1 in the environment it also reports the steady rate: the
+student-labs finished between the first student's first lab and the end, over
+that time, without the batch's set-up (trees, preflight, ceilings), which a
+class of 300 pays once.
+
 Writes OUT/throughput-NAME.json and OUT/throughput-NAME.log, and prints one
 line: seconds, student-labs per hour, and whether every outcome was right."""
 
@@ -21,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -44,6 +56,7 @@ def main() -> int:
     ap.add_argument("--arch", default="auto")
     ap.add_argument("--timeout", default="60")
     ap.add_argument("--copies", type=int, default=1, help="the class this many times over")
+    ap.add_argument("--deadline", type=float, help="interrupt the batch after this many seconds")
     # More `batch` options follow a `--` (split here: argparse would take the
     # first positional run, before any option, as all of them).
     argv = sys.argv[1:]
@@ -73,34 +86,69 @@ def main() -> int:
     log_path = args.out / f"throughput-{args.name}.log"
     started = time.time()
     with open(log_path, "w") as log:
-        done = subprocess.run(
+        batch = subprocess.Popen(
             cmd,
             cwd=args.grader,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
+        cut = False
+        try:
+            code = batch.wait(timeout=args.deadline)
+        except subprocess.TimeoutExpired:
+            cut = True
+            batch.send_signal(signal.SIGINT)
+            try:
+                code = batch.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                batch.kill()
+                code = batch.wait()
     seconds = time.time() - started
+    graded = sorted(p.parent.name for p in (work / "out" / "students").glob("*/result.json"))
     problems = check_class.check(work / "out", args.copies)
-    student_labs = len(subs) * len(labs)
+    if cut:  # the students it had no time for are not its mistakes
+        problems = [p for p in problems if p.split(":")[0] in graded]
+    student_labs = len(graded if cut else subs) * len(labs)
+    log_text = log_path.read_text()
     figures = {
         "name": args.name,
         "grader": str(args.grader),
         "command": cmd,
-        "exit_code": done.returncode,
+        "exit_code": code,
+        "cut_at_deadline": cut,
         "seconds": round(seconds, 1),
+        "students_graded": len(graded),
         "student_labs": student_labs,
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
+        "steady": steady_rate(log_text),
         "check_problems": problems,
-        "log_tail": log_path.read_text()[-4000:],
+        "log_tail": log_text[-4000:],
     }
     (args.out / f"throughput-{args.name}.json").write_text(json.dumps(figures, indent=2) + "\n")
+    steady = figures["steady"]
     print(
-        f"throughput {args.name}: {student_labs} student-labs in {seconds:.0f} s, "
-        f"{figures['student_labs_per_hour']} per hour; outcomes "
+        f"throughput {args.name}: {student_labs} student-labs in {seconds:.0f} s"
+        + (" (cut at the deadline)" if cut else "")
+        + f", {figures['student_labs_per_hour']} per hour"
+        + (f" ({steady['per_hour']} per hour after the set-up)" if steady else "")
+        + "; outcomes "
         + ("as expected" if not problems else f"WRONG: {problems}")
     )
     return 1 if problems else 0
+
+
+_TRACE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: (\w+) ")
+
+
+def steady_rate(log: str) -> dict | None:
+    """Student-labs an hour between the first lab graded and the last (GRADER_TRACE lines)."""
+    times = [float(m.group(1)) for m in map(_TRACE.match, log.splitlines()) if m]
+    if len(times) < 2 or times[-1] <= times[0]:
+        return None
+    # The first lab's finish opens the span; it was graded mostly before it.
+    labs, span = len(times) - 1, times[-1] - times[0]
+    return {"student_labs": labs, "seconds": round(span, 1), "per_hour": round(labs * 3600 / span)}
 
 
 if __name__ == "__main__":
