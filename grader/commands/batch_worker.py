@@ -258,7 +258,11 @@ class Worker:
             trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
             self._run_timed(timed or [], result, cell)
             trace(f"{self.root.name} {student}: done")
-            errors = [f"{r.lab}: {r.reason}" for r in result.labs if r.status == LabStatus.ERROR]
+            errors = [
+                f"{r.lab}: {' '.join(r.reason.split())}"  # one line: progress, gradebook
+                for r in result.labs
+                if r.status == LabStatus.ERROR
+            ]
             if errors:
                 result.error = "not graded (a fault of the machine or the grader): " + "; ".join(
                     errors

@@ -4,6 +4,7 @@ results: used by grader/tests/test_attacks.py (CI, lab 01) and run_attacks.py
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from pathlib import Path
@@ -68,8 +69,10 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
 def judge_files(out: Path) -> list[str]:
     """Every gradebook row carries the digest of the result.json beside it."""
     problems = []
-    for row in (out / "gradebook.csv").read_text().splitlines()[1:]:
-        student, digest = row.split(",")[0], row.rsplit(",", 1)[1]
+    with open(out / "gradebook.csv", newline="") as f:
+        rows = list(csv.reader(f))[1:]  # a quoted field may hold a comma or a line break
+    for row in rows:
+        student, digest = row[0], row[-1]
         text = (out / "students" / student / "result.json").read_bytes()
         if hashlib.sha256(text).hexdigest()[:16] != digest:
             problems.append(f"{student}: result.json does not match its gradebook row")
