@@ -26,7 +26,7 @@ JOBS=${JOBS:-8}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
-git rev-parse HEAD 2>/dev/null | tee -a "$OUT/gpu.txt"
+echo "${LAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$OUT/gpu.txt"  # the device copy's .git may lag
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 if has study; then
@@ -44,7 +44,7 @@ fi
 if has old; then
   old=$(mktemp -d)
   git archive 7a9c4bb | tar -x -C "$old"
-  name="old-7a9c4bb-x$COPIES"
+  name="old-7a9c4bb-x${OLD_COPIES:-$COPIES}"
   python3 tests/submissions/throughput.py "$OUT" "$name" --grader "$old" --arch "$ARCH" \
     --timeout 60 --copies "${OLD_COPIES:-$COPIES}" --deadline "${OLD_S:-${THROUGHPUT_S:-360}}"
   echo "throughput $name exit $?"
