@@ -34,11 +34,6 @@ if TYPE_CHECKING:
     from ..infra.sandbox import Sandbox
 
 
-# Far below a student's grading (about 30 s a student-lab for each of 16
-# workers on an H100), so a student waits at most this long more for a drain.
-GATHER_SECONDS = 15.0
-
-
 @dataclass
 class Ceiling:
     kind: str  # checker kind it was measured with
@@ -61,18 +56,7 @@ class GpuGroup:
     and how many of them are still grading (the last one measures again)."""
 
     def __init__(self, workers: int, shared: bool, memory_slots: int | None = None) -> None:
-        # Timed runs gather (gate.py) for up to GATHER_SECONDS, or until a
-        # quarter of the workers wait: one drain of the GPU serves them all.
-        self.gate = (
-            Gate(
-                "gpu",
-                memory_slots,
-                gather_seconds=GATHER_SECONDS,
-                gather_count=max(2, workers // 4),
-            )
-            if shared
-            else None
-        )
+        self.gate = Gate("gpu", memory_slots) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers

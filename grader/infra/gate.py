@@ -15,14 +15,7 @@ the waiting timed run the whole batch idled that long (8 workers on an H100,
 about 50 s for each hung lab of the class: tests/gpu_runs/h100/
 throughput-c3e006a-j8-x3-cut.log). The others go on sharing meanwhile; once the long run
 ends, new shared runs wait again and the timed run gets the GPU as soon as the
-runs in flight end. Timed runs gather (GpuGroup passes gather_seconds and gather_count): a timed
-run that asks while the GPU is busy lets shared runs go on starting for up to
-gather_seconds, or until gather_count timed runs wait, and then all that wait
-take the GPU in one drain. Each drain costs the longest shared run in flight
-(a lab's full tests, one sanitizer tool), with every worker that needs the GPU
-stopped meanwhile; 16 workers on an H100, each asking once per student, spent
-most of their tests phase in such waits (tests 26 to 39 s for 2 s of work:
-tests/gpu_runs/h100/throughput-49841c9-j16-x3.log). The shared side is a whole
+runs in flight end. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
@@ -73,18 +66,10 @@ class Gate:
     of sharing, in the batch's summary)."""
 
     def __init__(
-        self,
-        name: str,
-        heavy_slots: int | None = None,
-        stall_seconds: float = STALL_SECONDS,
-        gather_seconds: float = 0.0,
-        gather_count: int = 1,
+        self, name: str, heavy_slots: int | None = None, stall_seconds: float = STALL_SECONDS
     ) -> None:
         self.name = name
         self.stall_seconds = stall_seconds
-        self.gather_seconds, self.gather_count = gather_seconds, gather_count
-        self._asked: dict[int, float] = {}  # timed runs waiting: token -> since
-        self._draining = False  # shared runs wait until every timed run that waits has run
         self._started: dict[int, float] = {}  # shared runs in flight: token -> start
         self._tokens = 0
         # The shared runs that need much of the GPU's memory (a lab's full tests,
@@ -94,6 +79,7 @@ class Gate:
         self._heavy = threading.BoundedSemaphore(heavy_slots) if heavy_slots else None
         self._cond = threading.Condition()
         self._exclusive = False
+        self._waiting = 0
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
@@ -103,9 +89,8 @@ class Gate:
                 yield
             return
         with self._cond:
-            while self._exclusive or self._holding_back():
-                # Woken by a change, or each second: a run in flight may become
-                # stalled, a waiting timed run may have gathered long enough.
+            while self._exclusive or (self._waiting and not self._stalled()):
+                # Woken by a change, or each second: a run in flight may become stalled.
                 self._cond.wait(timeout=1.0)
             self._tokens += 1
             token = self._tokens
@@ -117,19 +102,6 @@ class Gate:
                 del self._started[token]
                 self._cond.notify_all()
 
-    def _holding_back(self) -> bool:
-        """Must a new shared run wait for the timed runs? (lock held)"""
-        if not self._asked:
-            self._draining = False
-            return False
-        if not self._draining:
-            oldest = min(self._asked.values())
-            self._draining = (
-                time.monotonic() - oldest >= self.gather_seconds
-                or len(self._asked) >= self.gather_count
-            )
-        return self._draining and not self._stalled()
-
     def _stalled(self) -> bool:
         """Has a shared run in flight lasted past stall_seconds? (lock held)"""
         now = time.monotonic()
@@ -139,14 +111,12 @@ class Gate:
     def exclusive(self):
         started = time.monotonic()
         with self._cond:
-            self._tokens += 1
-            token = self._tokens
-            self._asked[token] = started
+            self._waiting += 1
             try:
                 while self._exclusive or self._started:
-                    self._cond.wait(timeout=1.0)
+                    self._cond.wait()
             finally:
-                del self._asked[token]
+                self._waiting -= 1
             self._exclusive = True
             self.waited_seconds += time.monotonic() - started
         try:

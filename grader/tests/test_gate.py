@@ -65,7 +65,7 @@ def test_a_waiting_timed_run_stops_new_shared_runs():
     first_in.wait(10)
     b = threading.Thread(target=timed)
     b.start()
-    while not gate._asked:  # the timed run is queued behind the first shared one
+    while not gate._waiting:  # the timed run is queued behind the first shared one
         time.sleep(0.001)
     c = threading.Thread(target=late_shared)
     c.start()
@@ -233,7 +233,7 @@ def test_a_stalled_shared_run_does_not_stop_the_others_and_the_timed_run_still_r
     hung_in.wait(10)
     t = threading.Thread(target=timed)
     t.start()
-    while not gate._asked:
+    while not gate._waiting:
         time.sleep(0.001)
     o = threading.Thread(target=other)
     o.start()
@@ -243,80 +243,3 @@ def test_a_stalled_shared_run_does_not_stop_the_others_and_the_timed_run_still_r
     for x in (h, t):
         x.join(timeout=10)
     assert events == ["other", "hung out", "timed"]
-
-
-def test_timed_runs_gather_and_then_run_in_one_drain():
-    """While the GPU is busy a timed run lets shared runs start, for up to
-    gather_seconds or until gather_count timed runs wait; then every timed
-    run that waits goes before any new shared run."""
-    gate = Gate("gpu", gather_seconds=60.0, gather_count=2)
-    order: list[str] = []
-    lock = threading.Lock()
-
-    def note(what: str) -> None:
-        with lock:
-            order.append(what)
-
-    def timed(name: str) -> None:
-        with held(gate, exclusive=True):
-            note(name)
-
-    busy = threading.Event()
-    release = threading.Event()
-
-    def long_shared() -> None:
-        with held(gate):
-            busy.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=long_shared)
-    holder.start()
-    busy.wait(5)
-    first = threading.Thread(target=timed, args=("timed-1",))
-    first.start()
-    while not gate._asked:
-        time.sleep(0.01)
-    # One timed run waits, gathering: a new shared run still starts.
-    with held(gate):
-        note("shared-while-gathering")
-    second = threading.Thread(target=timed, args=("timed-2",))
-    second.start()
-    while len(gate._asked) < 2:
-        time.sleep(0.01)
-    # Two wait: the drain has begun, so a new shared run waits for both.
-    late = threading.Thread(target=held_note, args=(gate, note))
-    late.start()
-    time.sleep(0.3)
-    assert "shared-after-drain" not in order
-    release.set()
-    for t in (holder, first, second, late):
-        t.join(timeout=30)
-    assert order[0] == "shared-while-gathering"
-    assert sorted(order[1:3]) == ["timed-1", "timed-2"]
-    assert order[3] == "shared-after-drain"
-
-
-def held_note(gate: Gate, note) -> None:
-    with held(gate):
-        note("shared-after-drain")
-
-
-def test_a_lone_timed_run_gathers_no_longer_than_gather_seconds():
-    gate = Gate("gpu", gather_seconds=0.5, gather_count=10)
-    stop = threading.Event()
-
-    def stream_of_shared_runs() -> None:  # a GPU that never falls quiet by itself
-        while not stop.is_set():
-            with held(gate):
-                time.sleep(0.05)
-
-    workers = [threading.Thread(target=stream_of_shared_runs) for _ in range(3)]
-    for w in workers:
-        w.start()
-    started = time.monotonic()
-    with held(gate, exclusive=True):
-        waited = time.monotonic() - started
-    stop.set()
-    for w in workers:
-        w.join(timeout=10)
-    assert 0.4 < waited < 5.0
