@@ -164,9 +164,10 @@ def _run_locked(
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
     workers: list[Worker] = []
     for sel, k in per_gpu.items():
-        # More students than the memory holds may share a GPU: only their full
-        # tests (the 2^32-element case) need a memory slot (gate.py).
-        group = GpuGroup(k, shared, gpus.most_jobs(gpus.find(sel)) if sel is not None else None)
+        # More students than the memory holds may share a GPU: only the
+        # 2^32-element case needs a memory slot (gate.py, shared_gpu.py).
+        slots = gpus.most_jobs(gpus.find(sel), workers=k) if sel is not None else None
+        group = GpuGroup(k, shared, slots)
         for j in range(k):
             workers.append(
                 Worker(

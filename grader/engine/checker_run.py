@@ -237,3 +237,33 @@ def run_checker(
                 CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"])
             )
     return run
+
+
+def merge_runs(first: BinaryRun, second: BinaryRun) -> BinaryRun:
+    """Two runs of one checker over disjoint tests (another --gtest_filter, the
+    same seed) as one: every case of both; the status, reason and exit code of
+    the first that did not complete."""
+    merged = BinaryRun(
+        binary=first.binary,
+        status=first.status,
+        exit_code=first.exit_code,
+        reason=first.reason,
+        output_tail=first.output_tail + second.output_tail[-3000:],
+        properties=first.properties,
+        cases=first.cases + second.cases,
+        runner_exits=first.runner_exits + second.runner_exits,
+    )
+    if first.status == RunStatus.COMPLETED and second.status != RunStatus.COMPLETED:
+        merged.status, merged.reason = second.status, second.reason
+        merged.exit_code = second.exit_code
+    return merged
+
+
+def not_run(checker: Path, gtest_filter: str, why: str) -> BinaryRun:
+    """The tests of `checker` that `gtest_filter` selects, each failed as not run."""
+    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
+    run.cases = [
+        CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"])
+        for name in list_tests(checker, gtest_filter)
+    ]
+    return run

@@ -20,11 +20,11 @@ from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
 from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
-from ..status import LabStatus, RunStatus
+from ..status import LabStatus
 from . import policy
-from .checker_run import run_checker
+from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import checker_sharing, sanitize_lab
+from .shared_gpu import sanitize_lab, tests_sharing
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -151,20 +151,7 @@ class TimedPart:
         finally:
             if own:
                 iso.cleanup()
-        untimed = self.untimed
-        merged = type(untimed)(
-            binary=untimed.binary,
-            status=untimed.status,
-            exit_code=untimed.exit_code,
-            reason=untimed.reason,
-            output_tail=untimed.output_tail + timed.output_tail[-3000:],
-            properties=untimed.properties,
-            cases=untimed.cases + timed.cases,
-            runner_exits=untimed.runner_exits + timed.runner_exits,
-        )
-        if timed.status != RunStatus.COMPLETED:
-            merged.status, merged.reason = timed.status, timed.reason
-        result = score(self.lab, merged)
+        result = score(self.lab, merge_runs(self.untimed, timed))
         before = self.result
         result.notes = before.notes + [n for n in result.notes if n not in before.notes]
         result.sanitizer, result.timing = before.sanitizer, dict(before.timing)
@@ -268,21 +255,28 @@ def _grade_lab(
             gpu_expected=gpu_expected and lab.needs_gpu,
             call_timeout=min(60.0, timeout / 2),
         )
+
+        def tests(gtest_filter: str | None, seconds: float) -> BinaryRun:
+            options = CheckerOptions(**{**kw, "timeout": seconds})
+            return run_checker(
+                checker,
+                lab.id,
+                iso.runner(runner),
+                perf=perf and not later,
+                gtest_filter=gtest_filter,
+                **options,
+            )
+
         with phases("tests"):
-            run, rerun = checker_sharing(
+            run, reruns = tests_sharing(
                 gate if lab.needs_gpu else None,
-                lambda: run_checker(
-                    checker,
-                    lab.id,
-                    iso.runner(runner),
-                    perf=perf and not later,
-                    gtest_filter=UNTIMED_TESTS if later else None,
-                    **kw,
-                ),
+                tests,
+                checker,
+                UNTIMED_TESTS if later else None,
+                timeout,
             )
         result = score(lab, run)
-        if rerun:
-            result.notes.append(rerun)
+        result.notes += reruns
         note = iso.note()
         if (
             note

@@ -12,18 +12,32 @@ only that run counts; the student's feedback says so. A run alone that still
 runs out is judged as it is: nobody else was on the GPU.
 
 A submission that prints "out of memory" on purpose gains a second run alone,
-judged the same way: it costs the batch seconds, never a grade."""
+judged the same way: it costs the batch seconds, never a grade.
+
+Only one test needs much memory: the 2^32-element case (contract_suite.cuh's
+ZHuge, about 17 GiB), about 0.1 s of a lab's 1.4 to 2.4 s of tests alone on an
+H100 (tests/gpu_runs/h100/gpucheck-f9cf1c9.json). So on a shared GPU the lab's
+tests run in two checker processes: every other test without a memory slot,
+then the huge case holding one. Holding a slot for the whole run made the
+slots the batch's limit: with 16 workers on an H100 (3 slots) a lab waited a
+median 25 s to run 2 s of tests, and the batch went at 1,788 student-labs an
+hour, what 3 slots give at about 6 s a run
+(tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log)."""
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..infra.gate import Gate, held, sanitizer_slot
 from ..results import BinaryRun, LabResult
-from ..status import CaseStatus, SanitizerStatus
+from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
+from .checker_run import merge_runs, not_run
+
+HUGE_TESTS = "*ZHuge*"  # the 2^32-element case of every GPU contract
 
 # What the CUDA runtime, the driver, compute-sanitizer and our checker
 # (contract_check.cuh's check_huge: "the GPU has N GiB free ... other processes
@@ -69,6 +83,43 @@ def checker_sharing(
     with held(gate, exclusive=True):
         again = run_once()
     return again, RERUN_NOTE.format(why=why, what="your tests")
+
+
+def split_filters(gtest_filter: str | None) -> tuple[str, str]:
+    """(every test but the huge case, the huge case) of those `gtest_filter`
+    selects: None (all) or negative patterns only ("-A:B")."""
+    if gtest_filter is None:
+        return f"-{HUGE_TESTS}", HUGE_TESTS
+    if not gtest_filter.startswith("-"):
+        raise ValueError(f"cannot split the filter {gtest_filter!r}")
+    return f"{gtest_filter}:{HUGE_TESTS}", f"{HUGE_TESTS}{gtest_filter}"
+
+
+def tests_sharing(
+    gate: Gate | None,
+    run_filtered: Callable[[str | None, float], BinaryRun],
+    checker: Path,
+    gtest_filter: str | None,
+    timeout: float,
+) -> tuple[BinaryRun, list[str]]:
+    """The lab's tests that `gtest_filter` selects, run_filtered(filter,
+    timeout) running the checker. Alone on the GPU: one run. Shared: the
+    huge case in a run of its own, the only one that takes a memory slot.
+    Returns the run (merged) and the notes for the student."""
+    if gate is None:
+        return run_filtered(gtest_filter, timeout), []
+    light_filter, huge_filter = split_filters(gtest_filter)
+    started = time.monotonic()
+    light, note = checker_sharing(gate, lambda: run_filtered(light_filter, timeout), heavy=False)
+    notes = [note] if note else []
+    if light.status in (RunStatus.MISSING, RunStatus.SKIPPED):
+        return light, notes
+    if light.status != RunStatus.COMPLETED:
+        # A hang or a lost checker: the huge case would only wait as long again.
+        return merge_runs(light, not_run(checker, huge_filter, light.reason)), notes
+    left = max(60.0, timeout - (time.monotonic() - started))
+    huge, note = checker_sharing(gate, lambda: run_filtered(huge_filter, left), heavy=True)
+    return merge_runs(light, huge), notes + ([note] if note else [])
 
 
 def sanitize_lab(

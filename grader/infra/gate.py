@@ -72,10 +72,10 @@ class Gate:
         self.stall_seconds = stall_seconds
         self._started: dict[int, float] = {}  # shared runs in flight: token -> start
         self._tokens = 0
-        # The shared runs that need much of the GPU's memory (a lab's full tests,
-        # up to gpus.HUGE_CASE_GIB each) take one of these first; the others (the
-        # sanitizer's small cases) do not, so more workers than fit the memory
-        # can build, check the policy and sanitize while a few run their tests.
+        # The shared runs that need much of the GPU's memory (the 2^32-element
+        # case, up to gpus.HUGE_CASE_GIB each: engine/shared_gpu.py) take one of
+        # these first; the others (the rest of the tests, the sanitizer's small
+        # cases) do not, so more workers than fit the memory share the GPU.
         self._heavy = threading.BoundedSemaphore(heavy_slots) if heavy_slots else None
         self._cond = threading.Condition()
         self._exclusive = False

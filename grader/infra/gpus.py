@@ -65,14 +65,21 @@ def list_gpus() -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-# Students graded side by side on one GPU (batch --jobs-per-gpu): each may hold
-# the 2^32-element case's 18 GiB at once.
+# Students graded side by side on one GPU (batch --jobs-per-gpu): each run of
+# the 2^32-element case may hold 18 GiB; every other run of a worker (the rest
+# of its tests, a sanitizer tool: a checker and a runner, a CUDA context each)
+# a few hundred MiB, counted generously.
 HUGE_CASE_GIB = 20
+OTHER_RUN_GIB = 2
 
 
-def most_jobs(gpu: Gpu) -> int:
-    """How many students' tests fit this GPU's memory at once."""
-    return max(1, gpu.memory_mib // (HUGE_CASE_GIB * 1024)) if gpu.memory_mib else 1
+def most_jobs(gpu: Gpu, workers: int = 1) -> int:
+    """How many runs of the huge case fit this GPU's memory at once, beside
+    one other run of each of `workers` workers."""
+    if not gpu.memory_mib:
+        return 1
+    left = gpu.memory_mib - workers * OTHER_RUN_GIB * 1024
+    return max(1, left // (HUGE_CASE_GIB * 1024))
 
 
 def _have(tool: str) -> bool:

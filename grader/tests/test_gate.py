@@ -146,9 +146,12 @@ def test_only_a_lab_with_every_correctness_point_is_timed():
 def test_students_per_gpu_are_bounded_by_its_memory():
     from grader.infra.gpus import Gpu, most_jobs
 
-    assert most_jobs(Gpu(0, "u", "b", "H200", 0, 143771)) == 7
-    assert most_jobs(Gpu(0, "u", "b", "H100", 0, 81559)) == 3
+    h200, h100 = Gpu(0, "u", "b", "H200", 0, 143771), Gpu(0, "u", "b", "H100", 0, 81559)
+    assert most_jobs(h200) == 6 and most_jobs(h100) == 3
     assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360)) == 1
+    # Every worker's other runs hold some memory too: 16 workers leave room for fewer.
+    assert most_jobs(h200, workers=16) == 5 and most_jobs(h100, workers=16) == 2
+    assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360), workers=16) == 1
 
 
 def _most_at_once(slot, threads: int) -> int:

@@ -1,6 +1,8 @@
 """grader/engine/shared_gpu.py: a run that shared the GPU and ran out of its
 memory runs again alone, and only that run counts; any other failure stands."""
 
+import pytest
+
 from grader import labmeta
 from grader.engine import sanitize, shared_gpu
 from grader.engine.lab_grading import blank_result
@@ -118,3 +120,63 @@ def test_a_sanitizer_hazard_still_costs_every_point(monkeypatch):
     assert alone == [False, False, False]
     assert result.points_correctness == 0
     assert result.hints[0].startswith("compute-sanitizer")
+
+
+def test_the_huge_case_is_split_from_the_rest_of_a_filter():
+    assert shared_gpu.split_filters(None) == ("-*ZHuge*", "*ZHuge*")
+    assert shared_gpu.split_filters("-*Bandwidth*") == (
+        "-*Bandwidth*:*ZHuge*",
+        "*ZHuge*-*Bandwidth*",
+    )
+    with pytest.raises(ValueError):
+        shared_gpu.split_filters("*Small*")
+
+
+class FilteredRuns:
+    """run_filtered for tests_sharing: records each filter, and whether a
+    memory slot was held then (gate with one slot)."""
+
+    def __init__(self, gate: Gate, light: BinaryRun, huge: BinaryRun) -> None:
+        self.gate, self.runs, self.calls = gate, {"light": light, "huge": huge}, []
+
+    def __call__(self, gtest_filter, seconds):
+        slot_held = self.gate._heavy._value == 0
+        self.calls.append((gtest_filter, slot_held))
+        return self.runs["huge" if gtest_filter.startswith("*ZHuge") else "light"]
+
+
+def test_sharing_only_the_huge_case_takes_a_memory_slot():
+    gate = Gate("gpu", heavy_slots=1)
+    huge = BinaryRun("checker-sum", RunStatus.COMPLETED)
+    huge.cases.append(CaseResult("SumZHuge.Above2To32Elements", CaseStatus.PASSED))
+    runs = FilteredRuns(gate, run_with(), huge)
+    run, notes = shared_gpu.tests_sharing(gate, runs, "checker-sum", "-*Bandwidth*", 600)
+    assert runs.calls == [("-*Bandwidth*:*ZHuge*", False), ("*ZHuge*-*Bandwidth*", True)]
+    assert [c.name for c in run.cases] == ["SumContract.Small", "SumZHuge.Above2To32Elements"]
+    assert run.status == RunStatus.COMPLETED and notes == []
+    # Alone on its GPU (no gate): one run, as before.
+    calls = []
+    shared_gpu.tests_sharing(None, lambda f, s: calls.append(f) or run_with(), "c", None, 600)
+    assert calls == [None]
+
+
+def test_a_hang_before_the_huge_case_does_not_wait_twice(monkeypatch):
+    gate = Gate("gpu", heavy_slots=1)
+    hung = run_with()
+    hung.status, hung.reason = RunStatus.TIMED_OUT, "the lab's tests did not finish in 600 s"
+    runs = FilteredRuns(gate, hung, run_with())
+    monkeypatch.setattr(
+        shared_gpu,
+        "not_run",
+        lambda checker, f, why: BinaryRun(
+            checker,
+            RunStatus.COMPLETED,
+            cases=[CaseResult("SumZHuge.Above2To32Elements", CaseStatus.NOT_RUN, failures=[why])],
+        ),
+    )
+    run, _ = shared_gpu.tests_sharing(gate, runs, "checker-sum", None, 600)
+    assert [f for f, _ in runs.calls] == ["-*ZHuge*"]
+    assert run.status == RunStatus.TIMED_OUT
+    assert (
+        run.cases[-1].status == CaseStatus.NOT_RUN and "did not finish" in run.cases[-1].failures[0]
+    )
