@@ -24,7 +24,7 @@ from ..status import LabStatus
 from . import policy
 from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import sanitize_lab, tests_sharing
+from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, sanitize_lab, tests_sharing
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -256,8 +256,11 @@ def _grade_lab(
             call_timeout=min(60.0, timeout / 2),
         )
 
-        def tests(gtest_filter: str | None, seconds: float) -> BinaryRun:
+        def tests(gtest_filter: str | None, seconds: float, alone: bool) -> BinaryRun:
             options = CheckerOptions(**{**kw, "timeout": seconds})
+            if alone:  # it stops every other worker's GPU work (shared_gpu.py)
+                options["timeout"] = min(seconds, ALONE_SECONDS)
+                options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
             return run_checker(
                 checker,
                 lab.id,

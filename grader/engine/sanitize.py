@@ -26,6 +26,7 @@ from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
+TOOL_SECONDS = 600.0  # one tool over a lab's small cases, at most
 # Dynamic parallelism (lab 10): racecheck and synccheck report hazards in the
 # reference solution's child launches (H200, CUDA 13.0: tests/gpu_runs/h200/
 # trusted-grades.json), which their documentation does not support; memcheck only.
@@ -94,7 +95,7 @@ def run_tool(
     tool: str,
     *,
     gtest_filter: str = SMALL_CASES,
-    timeout: float = 600.0,
+    timeout: float = TOOL_SECONDS,
     env: dict[str, str] | None = None,
     seed: int | None = None,
 ) -> SanitizerRun:

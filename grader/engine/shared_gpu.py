@@ -12,7 +12,11 @@ only that run counts; the student's feedback says so. A run alone that still
 runs out is judged as it is: nobody else was on the GPU.
 
 A submission that prints "out of memory" on purpose gains a second run alone,
-judged the same way: it costs the batch seconds, never a grade.
+judged the same way: never a grade. But a run alone stops every other
+worker's GPU work, so it is bounded (ALONE_SECONDS for the run, ALONE_CALL_SECONDS
+a call; a correct lab's tests take about 2 s alone, a sanitizer tool about 3),
+and a run in which a case hung gets none (a hang is not for want of memory):
+asking for one and then hanging costs the batch at most ALONE_SECONDS.
 
 Only one test needs much memory: the 2^32-element case (contract_suite.cuh's
 ZHuge, about 17 GiB), about 0.1 s of a lab's 1.4 to 2.4 s of tests alone on an
@@ -47,6 +51,9 @@ _OUT_OF_MEMORY = re.compile(
     re.IGNORECASE,
 )
 
+ALONE_SECONDS = 60.0
+ALONE_CALL_SECONDS = 15.0
+
 RERUN_NOTE = (
     "the GPU ran out of memory while other students' tests shared it ({why}); "
     "{what} ran again with the GPU to itself, and only that run counts"
@@ -69,19 +76,28 @@ def run_failures(run: BinaryRun) -> list[str]:
     return [run.reason, *failing]
 
 
+def hung(run: BinaryRun) -> bool:
+    return run.status == RunStatus.TIMED_OUT or any(
+        c.status == CaseStatus.TIMED_OUT for c in run.cases
+    )
+
+
 def checker_sharing(
-    gate: Gate | None, run_once: Callable[[], BinaryRun], heavy: bool = True
+    gate: Gate | None, run_once: Callable[[bool], BinaryRun], heavy: bool = True
 ) -> tuple[BinaryRun, str | None]:
-    """run_once() holding `gate` shared; once more holding it alone when that
-    run failed for want of memory. Returns the run that counts and, when it was
-    the second, the note for the student."""
+    """run_once(alone=False) holding `gate` shared; run_once(alone=True)
+    holding it alone (and bounded: ALONE_SECONDS) when that run failed for want
+    of memory and nothing in it hung. Returns the run that counts and, when it
+    was the second, the note for the student."""
     with held(gate, heavy=heavy):
-        run = run_once()
-    why = short_of_memory(run_failures(run)) if gate is not None else None
+        run = run_once(False)
+    if gate is None or hung(run):
+        return run, None
+    why = short_of_memory(run_failures(run))
     if why is None:
         return run, None
     with held(gate, exclusive=True):
-        again = run_once()
+        again = run_once(True)
     return again, RERUN_NOTE.format(why=why, what="your tests")
 
 
@@ -97,20 +113,22 @@ def split_filters(gtest_filter: str | None) -> tuple[str, str]:
 
 def tests_sharing(
     gate: Gate | None,
-    run_filtered: Callable[[str | None, float], BinaryRun],
+    run_filtered: Callable[[str | None, float, bool], BinaryRun],
     checker: Path,
     gtest_filter: str | None,
     timeout: float,
 ) -> tuple[BinaryRun, list[str]]:
     """The lab's tests that `gtest_filter` selects, run_filtered(filter,
-    timeout) running the checker. Alone on the GPU: one run. Shared: the
+    timeout, alone) running the checker (alone: bounded, see checker_sharing). Alone on the GPU: one run. Shared: the
     huge case in a run of its own, the only one that takes a memory slot.
     Returns the run (merged) and the notes for the student."""
     if gate is None:
-        return run_filtered(gtest_filter, timeout), []
+        return run_filtered(gtest_filter, timeout, False), []
     light_filter, huge_filter = split_filters(gtest_filter)
     started = time.monotonic()
-    light, note = checker_sharing(gate, lambda: run_filtered(light_filter, timeout), heavy=False)
+    light, note = checker_sharing(
+        gate, lambda alone: run_filtered(light_filter, timeout, alone), heavy=False
+    )
     notes = [note] if note else []
     if light.status in (RunStatus.MISSING, RunStatus.SKIPPED):
         return light, notes
@@ -118,7 +136,9 @@ def tests_sharing(
         # A hang or a lost checker: the huge case would only wait as long again.
         return merge_runs(light, not_run(checker, huge_filter, light.reason)), notes
     left = max(60.0, timeout - (time.monotonic() - started))
-    huge, note = checker_sharing(gate, lambda: run_filtered(huge_filter, left), heavy=True)
+    huge, note = checker_sharing(
+        gate, lambda alone: run_filtered(huge_filter, left, alone), heavy=True
+    )
     return merge_runs(light, huge), notes + ([note] if note else [])
 
 
@@ -143,11 +163,20 @@ def sanitize_lab(
 
         def once(tool: str = tool, alone: bool = False) -> sanitize_mod.SanitizerRun:
             with sanitizer_slot(iso), held(gate, exclusive=alone):
-                return sanitize_mod.run_tool(checker, lab.id, runner, iso, tool, env=env, seed=seed)
+                return sanitize_mod.run_tool(
+                    checker,
+                    lab.id,
+                    runner,
+                    iso,
+                    tool,
+                    env=env,
+                    seed=seed,
+                    timeout=ALONE_SECONDS if alone else sanitize_mod.TOOL_SECONDS,
+                )
 
         tool_run = once()
         why = None
-        if gate is not None and tool_run.status in (
+        if gate is not None and tool_run.status in (  # not TIMED_OUT: a hang gets no run alone
             SanitizerStatus.FINDINGS,
             SanitizerStatus.FAILED,
         ):

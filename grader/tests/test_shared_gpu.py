@@ -1,6 +1,8 @@
 """grader/engine/shared_gpu.py: a run that shared the GPU and ran out of its
 memory runs again alone, and only that run counts; any other failure stands."""
 
+from pathlib import Path
+
 import pytest
 
 from grader import labmeta
@@ -11,6 +13,13 @@ from grader.results import BinaryRun, CaseResult
 from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus
 
 COURSE = labmeta.load()
+REPO_BUILD = Path("/nonexistent-build")
+
+
+class Built:
+    ok, machine_fault, first_errors = True, "", ""
+
+
 # As the runner and the checker word it (runner_link.cpp, contract_check.cuh).
 RUNNER_OOM = "the lab's program could not start: cudaErrorMemoryAllocation: out of memory"
 CHECKER_FULL = (
@@ -29,12 +38,13 @@ def run_with(*failures: str) -> BinaryRun:
 
 class Runs:
     """run_once for checker_sharing: hands out `runs` in turn and records
-    whether the gate was held alone during each."""
+    whether the gate was held alone during each (and was asked to be)."""
 
     def __init__(self, gate: Gate, *runs: BinaryRun) -> None:
         self.gate, self.runs, self.alone = gate, list(runs), []
 
-    def __call__(self) -> BinaryRun:
+    def __call__(self, alone: bool) -> BinaryRun:
+        assert alone == self.gate._exclusive
         self.alone.append(self.gate._exclusive)
         return self.runs.pop(0)
 
@@ -73,8 +83,57 @@ def test_other_failures_and_unshared_gpus_run_once():
     assert runs.alone == [False] and note is None and len(run.failed) == 1
     # No gate: the GPU is this worker's alone already.
     calls = []
-    run, note = shared_gpu.checker_sharing(None, lambda: calls.append(1) or run_with(RUNNER_OOM))
-    assert calls == [1] and note is None
+    run, note = shared_gpu.checker_sharing(
+        None, lambda alone: calls.append(alone) or run_with(RUNNER_OOM)
+    )
+    assert calls == [False] and note is None
+
+
+def test_a_run_that_hung_gets_no_run_alone():
+    # Asking for a run alone (the words of a full GPU) and then hanging in it
+    # would stop every worker's GPU work: a run in which a case hung gets none.
+    gate = Gate("gpu")
+    first = run_with(RUNNER_OOM)
+    first.cases.append(CaseResult("SumContract.Hang", CaseStatus.TIMED_OUT, failures=["hung"]))
+    runs = Runs(gate, first)
+    run, note = shared_gpu.checker_sharing(gate, runs)
+    assert runs.alone == [False] and note is None and run is first
+
+
+def test_a_run_alone_is_bounded(monkeypatch):
+    """lab_grading's closure: the second run, alone, gets ALONE_SECONDS and
+    ALONE_CALL_SECONDS at most, whatever --timeout says."""
+    from grader.engine import lab_grading
+
+    seen = []
+
+    def fake_run_checker(checker, lab_id, spec, **kw):
+        seen.append((kw["timeout"], kw["call_timeout"], kw["gtest_filter"]))
+        return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
+
+    class Iso:
+        def runner(self, binary, prefix=()):
+            return binary
+
+        def note(self):
+            return ""
+
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
+    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
+    lab = COURSE.lab("07")
+    lab_grading.grade_lab(
+        lab,
+        REPO_BUILD,
+        timeout=600,
+        perf=False,
+        sanitize=False,
+        isolation=Iso(),
+        linked_policy=False,
+        gate=Gate("gpu"),
+    )
+    assert seen[0][:2] == (600, 60.0) and seen[1][:2] == (60.0, 15.0)
+    assert seen[0][2] == seen[1][2] == "-*ZHuge*"
 
 
 def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):
@@ -139,7 +198,7 @@ class FilteredRuns:
     def __init__(self, gate: Gate, light: BinaryRun, huge: BinaryRun) -> None:
         self.gate, self.runs, self.calls = gate, {"light": light, "huge": huge}, []
 
-    def __call__(self, gtest_filter, seconds):
+    def __call__(self, gtest_filter, seconds, alone):
         slot_held = self.gate._heavy._value == 0
         self.calls.append((gtest_filter, slot_held))
         return self.runs["huge" if gtest_filter.startswith("*ZHuge") else "light"]
@@ -156,7 +215,7 @@ def test_sharing_only_the_huge_case_takes_a_memory_slot():
     assert run.status == RunStatus.COMPLETED and notes == []
     # Alone on its GPU (no gate): one run, as before.
     calls = []
-    shared_gpu.tests_sharing(None, lambda f, s: calls.append(f) or run_with(), "c", None, 600)
+    shared_gpu.tests_sharing(None, lambda f, s, a: calls.append(f) or run_with(), "c", None, 600)
     assert calls == [None]
 
 
