@@ -25,8 +25,9 @@ tests run in two checker processes: every other test without a memory slot,
 then the huge case holding one. Holding a slot for the whole run made the
 slots the batch's limit: with 16 workers on an H100 (3 slots) a lab waited a
 median 25 s to run 2 s of tests, and the batch went at 1,788 student-labs an
-hour, what 3 slots give at about 6 s a run
-(tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log)."""
+hour, as 3 slots would allow at about 6 s a run under that load
+(tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log; not yet measured
+with the split)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ _OUT_OF_MEMORY = re.compile(
     re.IGNORECASE,
 )
 
+# A run alone: the whole run, and one call (every reference's call takes under
+# half a second: tests/gpu_runs/h100/gpucheck-f9cf1c9.json).
 ALONE_SECONDS = 60.0
 ALONE_CALL_SECONDS = 15.0
 
@@ -119,9 +122,10 @@ def tests_sharing(
     timeout: float,
 ) -> tuple[BinaryRun, list[str]]:
     """The lab's tests that `gtest_filter` selects, run_filtered(filter,
-    timeout, alone) running the checker (alone: bounded, see checker_sharing). Alone on the GPU: one run. Shared: the
-    huge case in a run of its own, the only one that takes a memory slot.
-    Returns the run (merged) and the notes for the student."""
+    timeout, alone) running the checker (alone: bounded, see checker_sharing).
+    Alone on the GPU: one run. Shared: the huge case in a run of its own, the
+    only one that takes a memory slot. Returns the run (merged) and the notes
+    for the student."""
     if gate is None:
         return run_filtered(gtest_filter, timeout, False), []
     light_filter, huge_filter = split_filters(gtest_filter)
