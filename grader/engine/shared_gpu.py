@@ -80,8 +80,11 @@ def run_failures(run: BinaryRun) -> list[str]:
 
 
 def hung(run: BinaryRun) -> bool:
+    """Did the whole run, or a call of one of its cases, run out of time? (A
+    call that passes its --call-timeout fails its case with the hint timed_out.)"""
     return run.status == RunStatus.TIMED_OUT or any(
-        c.status == CaseStatus.TIMED_OUT for c in run.cases
+        c.status == CaseStatus.TIMED_OUT or c.properties.get("fail_hint") == "timed_out"
+        for c in run.cases
     )
 
 

@@ -93,11 +93,20 @@ def test_a_run_that_hung_gets_no_run_alone():
     # Asking for a run alone (the words of a full GPU) and then hanging in it
     # would stop every worker's GPU work: a run in which a case hung gets none.
     gate = Gate("gpu")
-    first = run_with(RUNNER_OOM)
-    first.cases.append(CaseResult("SumContract.Hang", CaseStatus.TIMED_OUT, failures=["hung"]))
-    runs = Runs(gate, first)
-    run, note = shared_gpu.checker_sharing(gate, runs)
-    assert runs.alone == [False] and note is None and run is first
+    whole = CaseResult("SumContract.Hang", CaseStatus.TIMED_OUT, failures=["hung"])
+    # One call past --call-timeout: the checker fails the case with that hint.
+    call = CaseResult(
+        "SumContract.Hang",
+        CaseStatus.FAILED,
+        properties={"fail_hint": "timed_out"},
+        failures=["the lab's code did not finish within 30 s"],
+    )
+    for hang in (whole, call):
+        first = run_with(RUNNER_OOM)
+        first.cases.append(hang)
+        runs = Runs(gate, first)
+        run, note = shared_gpu.checker_sharing(gate, runs)
+        assert runs.alone == [False] and note is None and run is first
 
 
 def test_a_run_alone_is_bounded(monkeypatch):
