@@ -16,7 +16,8 @@ judged the same way: never a grade. But a run alone stops every other
 worker's GPU work, so it is bounded (ALONE_SECONDS for the run, ALONE_CALL_SECONDS
 a call; a correct lab's tests take about 2 s alone, a sanitizer tool about 3),
 and a run in which a case hung gets none (a hang is not for want of memory):
-asking for one and then hanging costs the batch at most ALONE_SECONDS.
+asking for one and then hanging costs the batch at most ALONE_SECONDS for a
+lab's tests, and as much for its sanitizer tools (sanitize_lab).
 
 Only one test needs much memory: the 2^32-element case (contract_suite.cuh's
 ZHuge, about 17 GiB), about 0.1 s of a lab's 1.4 to 2.4 s of tests alone on an
@@ -34,6 +35,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 from pathlib import Path
 
 from ..infra.gate import Gate, held, sanitizer_slot
@@ -42,6 +44,7 @@ from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
 from .checker_run import merge_runs, not_run
 
+R = TypeVar("R")
 HUGE_TESTS = "*ZHuge*"  # the 2^32-element case of every GPU contract
 
 # What the CUDA runtime, the driver, compute-sanitizer and our checker
@@ -88,23 +91,32 @@ def hung(run: BinaryRun) -> bool:
     )
 
 
+def shared_then_alone(
+    gate: Gate | None, once: Callable[[bool], R], why_short: Callable[[R], str | None]
+) -> tuple[R, str | None]:
+    """once(False), which holds `gate` shared; once(True), which holds it alone
+    (bounded: ALONE_SECONDS), when `gate` is shared and why_short says the first
+    run went short of memory. Returns the run that counts and, when it was the
+    second, why."""
+    first = once(False)
+    why = why_short(first) if gate is not None else None
+    return (first, None) if why is None else (once(True), why)
+
+
 def checker_sharing(
     gate: Gate | None, run_once: Callable[[bool], BinaryRun], heavy: bool = True
 ) -> tuple[BinaryRun, str | None]:
-    """run_once(alone=False) holding `gate` shared; run_once(alone=True)
-    holding it alone (and bounded: ALONE_SECONDS) when that run failed for want
-    of memory and nothing in it hung. Returns the run that counts and, when it
-    was the second, the note for the student."""
-    with held(gate, heavy=heavy):
-        run = run_once(False)
-    if gate is None or hung(run):
-        return run, None
-    why = short_of_memory(run_failures(run))
-    if why is None:
-        return run, None
-    with held(gate, exclusive=True):
-        again = run_once(True)
-    return again, RERUN_NOTE.format(why=why, what="your tests")
+    """A checker run through shared_then_alone: a run in which something hung
+    gets no run alone. Returns the run that counts and the note for the student."""
+
+    def once(alone: bool) -> BinaryRun:
+        with held(gate, exclusive=alone, heavy=heavy):
+            return run_once(alone)
+
+    run, why = shared_then_alone(
+        gate, once, lambda r: None if hung(r) else short_of_memory(run_failures(r))
+    )
+    return run, why and RERUN_NOTE.format(why=why, what="your tests")
 
 
 def split_filters(gtest_filter: str | None) -> tuple[str, str]:
@@ -166,9 +178,10 @@ def sanitize_lab(
     if not sanitize_mod.available():
         result.sanitizer["all"] = "unavailable"
         return
+    may_go_alone = True
     for tool in sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS:
 
-        def once(tool: str = tool, alone: bool = False) -> sanitize_mod.SanitizerRun:
+        def once(alone: bool, tool: str = tool) -> sanitize_mod.SanitizerRun:
             with sanitizer_slot(iso), held(gate, exclusive=alone):
                 return sanitize_mod.run_tool(
                     checker,
@@ -181,16 +194,13 @@ def sanitize_lab(
                     timeout=ALONE_SECONDS if alone else sanitize_mod.TOOL_SECONDS,
                 )
 
-        tool_run = once()
-        why = None
-        if gate is not None and tool_run.status in (  # not TIMED_OUT: a hang gets no run alone
-            SanitizerStatus.FINDINGS,
-            SanitizerStatus.FAILED,
-        ):
-            why = short_of_memory([*tool_run.findings, tool_run.output_tail])
+        # After a run alone that hung, no other tool of this lab gets one: an
+        # honest lab beside a full GPU does not hang alone, and each would cost
+        # every worker ALONE_SECONDS.
+        tool_run, why = shared_then_alone(gate if may_go_alone else None, once, _sanitizer_short)
         if why is not None:
-            tool_run = once(alone=True)
             result.notes.append(RERUN_NOTE.format(why=why, what=f"compute-sanitizer {tool}"))
+            may_go_alone = tool_run.status != SanitizerStatus.TIMED_OUT
         result.sanitizer[tool_run.tool] = tool_run.status
         if tool_run.status == SanitizerStatus.FINDINGS:
             result.points_correctness = result.points_performance = 0.0
@@ -199,3 +209,11 @@ def sanitize_lab(
                 f"compute-sanitizer {tool_run.tool} found a hazard that the "
                 f"outputs did not show: " + "; ".join(tool_run.findings[:3]),
             )
+
+
+def _sanitizer_short(run: sanitize_mod.SanitizerRun) -> str | None:
+    """Why a sanitizer run went short of memory; never for one that timed out
+    (a hang gets no run alone)."""
+    if run.status not in (SanitizerStatus.FINDINGS, SanitizerStatus.FAILED):
+        return None
+    return short_of_memory([*run.findings, run.output_tail])

@@ -248,3 +248,17 @@ def test_a_hang_before_the_huge_case_does_not_wait_twice(monkeypatch):
     assert (
         run.cases[-1].status == CaseStatus.NOT_RUN and "did not finish" in run.cases[-1].failures[0]
     )
+
+
+def test_after_a_sanitizer_run_alone_hung_no_other_tool_goes_alone(monkeypatch):
+    # Faking a full GPU and then hanging alone would otherwise stop every
+    # worker for ALONE_SECONDS once per tool.
+    full = sanitize.SanitizerRun("", SanitizerStatus.FAILED, ["out of memory"])
+    hang = sanitize.SanitizerRun("", SanitizerStatus.TIMED_OUT, ["did not finish"])
+    result, alone = sanitizer_result(monkeypatch, full, hang, full, full)
+    assert alone == [False, True, False, False]
+    assert result.sanitizer == {
+        "memcheck": SanitizerStatus.TIMED_OUT,
+        "racecheck": SanitizerStatus.FAILED,
+        "synccheck": SanitizerStatus.FAILED,
+    }
