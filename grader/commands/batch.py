@@ -51,7 +51,8 @@ from .batch_config import (
     BatchConfig,
     BatchError,
 )
-from .batch_worker import GpuGroup, Worker, summary_line, trace
+from ..infra.trace import trace
+from .batch_worker import GpuGroup, Worker, summary_line
 from .pace import Pace
 
 
@@ -164,9 +165,9 @@ def _run_locked(
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
     workers: list[Worker] = []
     for sel, k in per_gpu.items():
-        # More students than the memory holds may share a GPU: only the
-        # 2^32-element case needs a memory slot (gate.py, shared_gpu.py).
-        slots = gpus.most_jobs(gpus.find(sel), workers=k) if sel is not None else None
+        # However many students share a GPU, a few runs use it at once
+        # (gpus.runs_at_once: the GPU's time and its memory).
+        slots = gpus.runs_at_once(gpus.find(sel)) if sel is not None else None
         group = GpuGroup(k, shared, slots)
         for j in range(k):
             workers.append(
@@ -286,7 +287,10 @@ def _run_locked(
         finally:
             done_event.set()
 
-    threads = [threading.Thread(target=run_worker, args=(w, e)) for w, e in zip(workers, finished)]
+    threads = [
+        threading.Thread(target=run_worker, args=(w, e), name=w.root.name)  # trace lines name it
+        for w, e in zip(workers, finished)
+    ]
     for t in threads:
         t.start()
     try:
@@ -298,6 +302,7 @@ def _run_locked(
         # the workers have alive is killed, their temporary folders are removed
         # as they unwind, and what was being graded is not saved.
         stop.set()
+        trace("interrupted")  # throughput.py counts the labs graded before this line
         while not all(event.is_set() for event in finished):
             proc.kill_all()
             for event in finished:

@@ -20,6 +20,7 @@ from ..engine import lab_grading, submissions
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.gate import Gate, held
+from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
 from .batch_config import (
@@ -55,8 +56,8 @@ class GpuGroup:
     worker measured, the reference's fractions from that worker's preflight,
     and how many of them are still grading (the last one measures again)."""
 
-    def __init__(self, workers: int, shared: bool, memory_slots: int | None = None) -> None:
-        self.gate = Gate("gpu", memory_slots) if shared else None
+    def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
+        self.gate = Gate("gpu", run_slots) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers
@@ -85,7 +86,7 @@ class Worker:
         self.gpu = gpus.find(gpu) if gpu is not None else None
         # A worker without a GPU of its own (a Slurm task: CUDA_VISIBLE_DEVICES
         # names the one Slurm gave it) still expects one when the machine has one.
-        self.gpu_expected = self.gpu is not None or (gpu is None and bool(gpus.list_gpus()))
+        self.gpu_expected = self.gpu is not None or (gpu is None and bool(gpus.visible()))
         self.src = root / "src"
         self.build = self.src / "build"
         self.sandbox: Sandbox | None = None
@@ -344,12 +345,3 @@ def summary_line(res: StudentResult) -> str:
         + (f" ({', '.join(bad)})" if bad else "")
         + (f" ERROR {res.error}" if res.error else "")
     )
-
-
-_TRACE_START = time.monotonic()
-
-
-def trace(line: str) -> None:
-    """With GRADER_TRACE=1: what each worker does when, for a slow batch's post-mortem."""
-    if os.environ.get("GRADER_TRACE") == "1":
-        print(f"[trace +{time.monotonic() - _TRACE_START:.1f} s] {line}", flush=True)

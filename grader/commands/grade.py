@@ -66,7 +66,7 @@ def grade(
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)
     build_dir = build_dir or toolchain.REPO / "build"
     toolchain.configure(build_dir)
-    gpu_count = len(gpus.list_gpus())
+    gpu_count = len(gpus.visible())
     have_gpu = gpu_count > 0
     report = GradeReport(
         commit=toolchain.git_commit(),

@@ -231,9 +231,9 @@ def run(
 
 
 def machine_info() -> ProfileMachine:
-    from ..infra.gpus import list_gpus
+    from ..infra.gpus import visible
 
-    gpu = next(iter(list_gpus()), None)
+    gpu = next(iter(visible()), None)
     done = proc.run([find_ncu(), "--version"], timeout=60)
     return ProfileMachine(
         gpu=gpu.name if gpu else "",

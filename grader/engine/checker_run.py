@@ -257,13 +257,3 @@ def merge_runs(first: BinaryRun, second: BinaryRun) -> BinaryRun:
         merged.status, merged.reason = second.status, second.reason
         merged.exit_code = second.exit_code
     return merged
-
-
-def not_run(checker: Path, gtest_filter: str, why: str) -> BinaryRun:
-    """The tests of `checker` that `gtest_filter` selects, each failed as not run."""
-    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
-    run.cases = [
-        CaseResult(name, CaseStatus.NOT_RUN, failures=[f"{name}: not run ({why})"])
-        for name in list_tests(checker, gtest_filter)
-    ]
-    return run

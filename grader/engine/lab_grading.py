@@ -199,8 +199,8 @@ def _grade_lab(
     the lab's TimedPart is appended to it, to run later and alone."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
-        gpu_expected = bool(gpus.list_gpus())
-    why_not = cannot_grade(lab, len(gpus.list_gpus()))
+        gpu_expected = bool(gpus.visible())
+    why_not = cannot_grade(lab, len(gpus.visible()))
     if why_not:
         return blank_result(lab, LabStatus.SKIPPED, why_not)
     lab_dir = repo / impl / lab.id
@@ -272,11 +272,7 @@ def _grade_lab(
 
         with phases("tests"):
             run, reruns = tests_sharing(
-                gate if lab.needs_gpu else None,
-                tests,
-                checker,
-                UNTIMED_TESTS if later else None,
-                timeout,
+                gate if lab.needs_gpu else None, tests, UNTIMED_TESTS if later else None, timeout
             )
         result = score(lab, run)
         result.notes += reruns

@@ -19,33 +19,31 @@ and a run in which a case hung gets none (a hang is not for want of memory):
 asking for one and then hanging costs the batch at most ALONE_SECONDS for a
 lab's tests, and as much for its sanitizer tools (sanitize_lab).
 
-Only one test needs much memory: the 2^32-element case (contract_suite.cuh's
-ZHuge, about 17 GiB), about 0.1 s of a lab's 1.4 to 2.4 s of tests alone on an
-H100 (tests/gpu_runs/h100/gpucheck-f9cf1c9.json). So on a shared GPU the lab's
-tests run in two checker processes: every other test without a memory slot,
-then the huge case holding one. Holding a slot for the whole run made the
-slots the batch's limit: with 16 workers on an H100 (3 slots) a lab waited a
-median 25 s to run 2 s of tests, and the batch went at 1,788 student-labs an
-hour, as 3 slots would allow at about 6 s a run under that load
-(tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log; not yet measured
-with the split)."""
+Every run on a shared GPU holds one of its few run slots (gate.py; how many:
+gpus.runs_at_once, with the measurements): the GPU switches between the
+processes' contexts rather than running them side by side, and each slot has
+room for the 2^32-element case. An earlier design ran that case in a checker
+process of its own, the only one that took a slot, and let the rest of every
+worker's tests onto the GPU at once: each lab's tests then took twice as long
+(gpus.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 from pathlib import Path
 
 from ..infra.gate import Gate, held, sanitizer_slot
+from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
-from .checker_run import merge_runs, not_run
 
 R = TypeVar("R")
-HUGE_TESTS = "*ZHuge*"  # the 2^32-element case of every GPU contract
 
 # What the CUDA runtime, the driver, compute-sanitizer and our checker
 # (contract_check.cuh's check_huge: "the GPU has N GiB free ... other processes
@@ -103,14 +101,31 @@ def shared_then_alone(
     return (first, None) if why is None else (once(True), why)
 
 
+@contextlib.contextmanager
+def timed_hold(gate: Gate | None, alone: bool, what: str):
+    """held(gate), with a trace line of how long the run waited for the GPU
+    and how long it held it (GRADER_TRACE: where a batch's time goes)."""
+    asked = time.monotonic()
+    with held(gate, exclusive=alone):
+        got = time.monotonic()
+        try:
+            yield
+        finally:
+            if gate is not None:
+                trace(
+                    f"{threading.current_thread().name} {what}{' alone' if alone else ''}: "
+                    f"waited {got - asked:.1f} s, ran {time.monotonic() - got:.1f} s"
+                )
+
+
 def checker_sharing(
-    gate: Gate | None, run_once: Callable[[bool], BinaryRun], heavy: bool = True
+    gate: Gate | None, run_once: Callable[[bool], BinaryRun]
 ) -> tuple[BinaryRun, str | None]:
     """A checker run through shared_then_alone: a run in which something hung
     gets no run alone. Returns the run that counts and the note for the student."""
 
     def once(alone: bool) -> BinaryRun:
-        with held(gate, exclusive=alone, heavy=heavy):
+        with timed_hold(gate, alone, "tests"):
             return run_once(alone)
 
     run, why = shared_then_alone(
@@ -119,46 +134,17 @@ def checker_sharing(
     return run, why and RERUN_NOTE.format(why=why, what="your tests")
 
 
-def split_filters(gtest_filter: str | None) -> tuple[str, str]:
-    """(every test but the huge case, the huge case) of those `gtest_filter`
-    selects: None (all) or negative patterns only ("-A:B")."""
-    if gtest_filter is None:
-        return f"-{HUGE_TESTS}", HUGE_TESTS
-    if not gtest_filter.startswith("-"):
-        raise ValueError(f"cannot split the filter {gtest_filter!r}")
-    return f"{gtest_filter}:{HUGE_TESTS}", f"{HUGE_TESTS}{gtest_filter}"
-
-
 def tests_sharing(
     gate: Gate | None,
     run_filtered: Callable[[str | None, float, bool], BinaryRun],
-    checker: Path,
     gtest_filter: str | None,
     timeout: float,
 ) -> tuple[BinaryRun, list[str]]:
     """The lab's tests that `gtest_filter` selects, run_filtered(filter,
-    timeout, alone) running the checker (alone: bounded, see checker_sharing).
-    Alone on the GPU: one run. Shared: the huge case in a run of its own, the
-    only one that takes a memory slot. Returns the run (merged) and the notes
-    for the student."""
-    if gate is None:
-        return run_filtered(gtest_filter, timeout, False), []
-    light_filter, huge_filter = split_filters(gtest_filter)
-    started = time.monotonic()
-    light, note = checker_sharing(
-        gate, lambda alone: run_filtered(light_filter, timeout, alone), heavy=False
-    )
-    notes = [note] if note else []
-    if light.status in (RunStatus.MISSING, RunStatus.SKIPPED):
-        return light, notes
-    if light.status != RunStatus.COMPLETED:
-        # A hang or a lost checker: the huge case would only wait as long again.
-        return merge_runs(light, not_run(checker, huge_filter, light.reason)), notes
-    left = max(60.0, timeout - (time.monotonic() - started))
-    huge, note = checker_sharing(
-        gate, lambda alone: run_filtered(huge_filter, left, alone), heavy=True
-    )
-    return merge_runs(light, huge), notes + ([note] if note else [])
+    timeout, alone) running the checker, through checker_sharing. Returns the
+    run and the notes for the student."""
+    run, note = checker_sharing(gate, lambda alone: run_filtered(gtest_filter, timeout, alone))
+    return run, [note] if note else []
 
 
 def sanitize_lab(
@@ -182,7 +168,7 @@ def sanitize_lab(
     for tool in sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS:
 
         def once(alone: bool, tool: str = tool) -> sanitize_mod.SanitizerRun:
-            with sanitizer_slot(iso), held(gate, exclusive=alone):
+            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}"):
                 return sanitize_mod.run_tool(
                     checker,
                     lab.id,

@@ -66,28 +66,31 @@ class Gate:
     of sharing, in the batch's summary)."""
 
     def __init__(
-        self, name: str, heavy_slots: int | None = None, stall_seconds: float = STALL_SECONDS
+        self, name: str, run_slots: int | None = None, stall_seconds: float = STALL_SECONDS
     ) -> None:
         self.name = name
         self.stall_seconds = stall_seconds
         self._started: dict[int, float] = {}  # shared runs in flight: token -> start
         self._tokens = 0
-        # The shared runs that need much of the GPU's memory (the 2^32-element
-        # case, up to gpus.HUGE_CASE_GIB each: engine/shared_gpu.py) take one of
-        # these first; the others (the rest of the tests, the sanitizer's small
-        # cases) do not, so more workers than fit the memory share the GPU.
-        self._heavy = threading.BoundedSemaphore(heavy_slots) if heavy_slots else None
+        # Every shared run (a checker run, a compute-sanitizer tool) takes one
+        # of these first: gpus.runs_at_once says how many, and why.
+        self._slots = threading.BoundedSemaphore(run_slots) if run_slots else None
         self._cond = threading.Condition()
         self._exclusive = False
         self._waiting = 0
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
-    def shared(self, heavy: bool = False):
-        if heavy and self._heavy is not None:
-            with self._heavy, self.shared():
+    def shared(self):
+        if self._slots is not None:
+            with self._slots, self._shared():
                 yield
-            return
+        else:
+            with self._shared():
+                yield
+
+    @contextlib.contextmanager
+    def _shared(self):
         with self._cond:
             while self._exclusive or (self._waiting and not self._stalled()):
                 # Woken by a change, or each second: a run in flight may become stalled.
@@ -128,11 +131,10 @@ class Gate:
 
 
 @contextlib.contextmanager
-def held(gate: Gate | None, exclusive: bool = False, heavy: bool = False):
-    """`gate`'s shared (or exclusive) side, or nothing when there is no gate;
-    heavy: a shared run that needs one of the gate's memory slots."""
+def held(gate: Gate | None, exclusive: bool = False):
+    """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
     if gate is None:
         yield
     else:
-        with gate.exclusive() if exclusive else gate.shared(heavy):
+        with gate.exclusive() if exclusive else gate.shared():
             yield

@@ -5,6 +5,7 @@ there, and which device node each one is (a sandbox binds only its worker's)."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,21 +66,30 @@ def list_gpus() -> tuple[Gpu, ...]:
     return tuple(gpus)
 
 
-# Students graded side by side on one GPU (batch --jobs-per-gpu): each run of
-# the 2^32-element case may hold 18 GiB; every other run of a worker (the rest
-# of its tests, a sanitizer tool: a checker and a runner, a CUDA context each)
-# a few hundred MiB, counted generously.
+# Students graded side by side on one GPU (batch --jobs-per-gpu) share it
+# through a few run slots (gate.py): each checker run or compute-sanitizer tool
+# holds one. Processes on one GPU do not run side by side: the GPU switches
+# between their contexts, and a lab's tests are hundreds of short launches
+# that each wait for their turn. Letting every worker's run onto the GPU at
+# once made each run slower, not the batch faster: with 16 workers a GPU and
+# only the 2^32 case limited, the tests took a median 58 s a lab and the
+# sanitizer 39 s, against 25 s and 8 s with 3 slots for the tests and 4 for the
+# sanitizer (2 x H100, tests/gpu_runs/h100x2/throughput-a8ba3a4-2gpu-j16-x6-cut.log
+# against tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log). The sanitizer
+# gains most from 4 at once (tests/gpu_runs/h100/sanitizer-study-38d1399.json:
+# 0.52 s a run against 1.36 alone, 0.55 at 8).
+GPU_RUNS_AT_ONCE = 4
+# A slot must hold the 2^32-element case: its input and the checker's and
+# runner's contexts, about 17 GiB, counted generously.
 HUGE_CASE_GIB = 20
-OTHER_RUN_GIB = 2
 
 
-def most_jobs(gpu: Gpu, workers: int = 1) -> int:
-    """How many runs of the huge case fit this GPU's memory at once, beside
-    one other run of each of `workers` workers."""
+def runs_at_once(gpu: Gpu, most: int = GPU_RUNS_AT_ONCE) -> int:
+    """How many runs share `gpu` at once: `most`, fewer where its memory
+    would not hold as many runs of the huge case."""
     if not gpu.memory_mib:
         return 1
-    left = gpu.memory_mib - workers * OTHER_RUN_GIB * 1024
-    return max(1, left // (HUGE_CASE_GIB * 1024))
+    return max(1, min(most, gpu.memory_mib // (HUGE_CASE_GIB * 1024)))
 
 
 def _have(tool: str) -> bool:
@@ -97,6 +107,37 @@ def find(selector: str) -> Gpu:
     raise ValueError(f"no GPU {selector!r} on this machine; there are: {known}")
 
 
+def visible() -> list[Gpu]:
+    """The GPUs this process may use: every GPU of the machine, or those
+    CUDA_VISIBLE_DEVICES lists when it is set (Slurm sets it to the GPUs a job
+    was given; another user's GPU is not ours to grade on)."""
+    return _allowed(list_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
 def visible_gpus() -> list[str]:
-    """The UUIDs of this machine's GPUs, as CUDA_VISIBLE_DEVICES names them."""
-    return [g.uuid for g in list_gpus()]
+    """The UUIDs of visible(), as CUDA_VISIBLE_DEVICES names them."""
+    return [g.uuid for g in visible()]
+
+
+def _allowed(found: tuple[Gpu, ...], setting: str | None) -> list[Gpu]:
+    """The GPUs of `found` that CUDA_VISIBLE_DEVICES=`setting` leaves visible,
+    read as CUDA reads it: indices or UUIDs (or a UUID's unambiguous start),
+    in the order given; the list ends at the first entry that names no GPU, and
+    an empty setting hides them all. An index is nvidia-smi's, which is CUDA's
+    only with CUDA_DEVICE_ORDER=PCI_BUS_ID: on a machine of unlike GPUs name
+    them by UUID."""
+    if setting is None:
+        return list(found)
+    chosen: list[Gpu] = []
+    for entry in (e.strip() for e in setting.split(",")):
+        if entry.isdigit():
+            match = [g for g in found if g.index == int(entry)]
+        elif entry.startswith(("GPU-", "MIG-")) or entry[:1].isalnum():
+            want = entry if entry.startswith(("GPU-", "MIG-")) else "GPU-" + entry
+            match = [g for g in found if g.uuid.startswith(want)]
+        else:
+            match = []
+        if len(match) != 1 or match[0] in chosen:
+            break
+        chosen.append(match[0])
+    return chosen

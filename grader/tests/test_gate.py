@@ -143,15 +143,15 @@ def test_only_a_lab_with_every_correctness_point_is_timed():
     assert not lab_grading.timed_tests_later(lab, ok)
 
 
-def test_students_per_gpu_are_bounded_by_its_memory():
-    from grader.infra.gpus import Gpu, most_jobs
+def test_runs_at_once_are_bounded_by_the_gpus_memory():
+    from grader.infra.gpus import GPU_RUNS_AT_ONCE, Gpu, runs_at_once
 
     h200, h100 = Gpu(0, "u", "b", "H200", 0, 143771), Gpu(0, "u", "b", "H100", 0, 81559)
-    assert most_jobs(h200) == 6 and most_jobs(h100) == 3
-    assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360)) == 1
-    # Every worker's other runs hold some memory too: 16 workers leave room for fewer.
-    assert most_jobs(h200, workers=16) == 5 and most_jobs(h100, workers=16) == 2
-    assert most_jobs(Gpu(0, "u", "b", "T4", 0, 15360), workers=16) == 1
+    assert runs_at_once(h200) == GPU_RUNS_AT_ONCE == 4
+    assert runs_at_once(h100) == 3  # four runs of the 2^32 case would not fit 80 GB
+    assert runs_at_once(Gpu(0, "u", "b", "T4", 0, 15360)) == 1
+    assert runs_at_once(Gpu(0, "u", "b", "?", 0, 0)) == 1  # memory not known
+    assert runs_at_once(h200, most=6) == 6 and runs_at_once(h200, most=9) == 7
 
 
 def _most_at_once(slot, threads: int) -> int:
@@ -189,10 +189,10 @@ def test_sanitizer_runs_share_only_in_private_networks():
     assert _most_at_once(shared, gate.SANITIZER_SLOTS + 3) == gate.SANITIZER_SLOTS
 
 
-def test_heavy_shared_runs_take_a_memory_slot_and_light_ones_do_not():
-    gate = Gate("gpu", heavy_slots=2)
-    assert _most_at_once(lambda: held(gate, heavy=True), 6) == 2
-    assert _most_at_once(lambda: held(gate, heavy=False), 6) == 6
+def test_every_shared_run_takes_a_run_slot():
+    gate = Gate("gpu", run_slots=2)
+    assert _most_at_once(lambda: held(gate), 6) == 2
+    assert _most_at_once(lambda: held(Gate("gpu")), 6) == 6  # no slots: no bound
 
 
 def test_a_stalled_shared_run_does_not_stop_the_others_and_the_timed_run_still_runs_alone():
@@ -246,3 +246,29 @@ def test_a_stalled_shared_run_does_not_stop_the_others_and_the_timed_run_still_r
     for x in (h, t):
         x.join(timeout=10)
     assert events == ["other", "hung out", "timed"]
+
+
+def test_cuda_visible_devices_limits_the_gpus_a_batch_takes(monkeypatch):
+    # Read as CUDA reads it: indices or UUIDs (a UUID's start will do), in the
+    # order given, up to the first entry that names no GPU; empty hides them all.
+    from grader.infra import gpus
+
+    found = tuple(gpus.Gpu(i, f"GPU-{i}aaa-{i}", f"0:{i}", "H100", i, 81559) for i in range(3))
+    monkeypatch.setattr(gpus, "list_gpus", lambda: found)
+    for setting, want in [
+        (None, [0, 1, 2]),
+        ("2,0", [2, 0]),
+        ("GPU-1aaa", [1]),
+        ("1aaa-1", [1]),  # without the GPU- prefix
+        ("0,7,1", [0]),  # 7 names none: the list ends there
+        ("1,1", [1]),
+        ("", []),
+        ("-1", []),
+        ("NoDevFiles", []),  # what Slurm writes for a job without GPUs
+    ]:
+        if setting is None:
+            monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        else:
+            monkeypatch.setenv("CUDA_VISIBLE_DEVICES", setting)
+        assert [g.index for g in gpus.visible()] == want, setting
+        assert gpus.visible_gpus() == [found[i].uuid for i in want]

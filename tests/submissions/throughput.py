@@ -161,11 +161,20 @@ def write_report(out: Path, students: list[str], lab_ids: list[str]) -> Path:
 
 
 _TRACE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: (\w+) ")
+_INTERRUPTED = re.compile(r"^\[trace \+([0-9.]+) s\] interrupted$")
 
 
 def steady_rate(log: str) -> dict | None:
-    """Student-labs an hour between the first lab graded and the last (GRADER_TRACE lines)."""
-    times = [float(m.group(1)) for m in map(_TRACE.match, log.splitlines()) if m]
+    """Student-labs an hour between the first lab graded and the last before
+    the batch was interrupted (GRADER_TRACE lines): the labs that end after
+    the interrupt were killed, not graded."""
+    stop = min(
+        (float(m.group(1)) for m in map(_INTERRUPTED.match, log.splitlines()) if m),
+        default=float("inf"),
+    )
+    times = [
+        t for m in map(_TRACE.match, log.splitlines()) if m and (t := float(m.group(1))) < stop
+    ]
     if len(times) < 2 or times[-1] <= times[0]:
         return None
     # The first lab's finish opens the span; it was graded mostly before it.
