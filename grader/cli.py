@@ -85,6 +85,7 @@ def _batch(args: argparse.Namespace) -> int:
         slots=args.slots,
         wait=not args.no_wait,
         jobs_per_gpu=args.jobs_per_gpu,
+        gpu_runs=args.gpu_runs,
     )
 
     def on_term(signum, frame):

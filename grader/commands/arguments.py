@@ -56,9 +56,17 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         default=1,
         metavar="K",
         help="students graded at once on each GPU, each with its own build tree; "
-        "their timed tests still run alone, and only as many run their full tests "
-        "at once as the GPU's memory holds (default 1; see the README for "
-        "when more pays)",
+        "their timed tests still run alone, and only --gpu-runs of their other "
+        "runs use the GPU at once (default 1; see the README for when more pays)",
+    )
+    b.add_argument(
+        "--gpu-runs",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="with --jobs-per-gpu above 1: how many test or sanitizer runs share a GPU "
+        "at once (default 4, fewer where its memory would not hold as many runs "
+        "of the 2^32-element case, 20 GiB each)",
     )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(

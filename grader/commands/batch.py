@@ -167,7 +167,8 @@ def _run_locked(
     for sel, k in per_gpu.items():
         # However many students share a GPU, a few runs use it at once
         # (gpus.runs_at_once: the GPU's time and its memory).
-        slots = gpus.runs_at_once(gpus.find(sel)) if sel is not None else None
+        most = config.gpu_runs or gpus.GPU_RUNS_AT_ONCE
+        slots = gpus.runs_at_once(gpus.find(sel), most) if sel is not None else None
         group = GpuGroup(k, shared, slots)
         for j in range(k):
             workers.append(

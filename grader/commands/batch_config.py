@@ -45,6 +45,7 @@ class BatchConfig:
     slots: int = 4  # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True  # Slurm: wait for the job and write the gradebook
     jobs_per_gpu: int = 1  # students graded at once per GPU (grader/infra/gate.py)
+    gpu_runs: int | None = None  # runs sharing a GPU at once (None: gpus.GPU_RUNS_AT_ONCE)
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
