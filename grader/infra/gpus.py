@@ -77,7 +77,10 @@ def list_gpus() -> tuple[Gpu, ...]:
 # sanitizer (2 x H100, tests/gpu_runs/h100x2/throughput-a8ba3a4-2gpu-j16-x6-cut.log
 # against tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log). The sanitizer
 # gains most from 4 at once (tests/gpu_runs/h100/sanitizer-study-38d1399.json:
-# 0.52 s a run against 1.36 alone, 0.55 at 8).
+# 0.52 s a run against 1.36 alone, 0.55 at 8). On one H200 with 16 cores and
+# 16 workers, 4 slots: 1,033 student-labs an hour, a test run 3.3 s (median);
+# 7 slots: 1,117, a test run 8.3 s (tests/gpu_runs/h200/throughput-*-slots*):
+# more runs at once only slow each, so 4 (less memory for the same rate).
 GPU_RUNS_AT_ONCE = 4
 # A slot must hold the 2^32-element case: its input and the checker's and
 # runner's contexts, about 17 GiB, counted generously.

@@ -27,9 +27,32 @@ LOG = """[trace +10.0 s] w0 a 02_interleaved: graded {}
 
 def test_only_labs_before_the_interrupt_count():
     rate = _throughput().steady_rate(LOG)
-    assert rate == {"student_labs": 2, "seconds": 20.0, "per_hour": 360}
+    assert rate == {"student_labs": 2, "seconds": 20.0, "per_hour": 360, "from": 10.0, "to": 30.0}
 
 
 def test_a_batch_that_ran_to_its_end_counts_every_lab():
     rate = _throughput().steady_rate(LOG.replace("interrupted", "w9 prepared"))
-    assert rate == {"student_labs": 4, "seconds": 23.0, "per_hour": 626}
+    assert rate["student_labs"] == 4 and rate["seconds"] == 23.0 and rate["per_hour"] == 626
+
+
+def test_cpu_busy_is_the_share_not_idle_nor_waiting():
+    cpu_busy = _throughput().cpu_busy
+    # user nice system idle iowait irq softirq
+    before = [100, 0, 50, 800, 50, 0, 0]
+    after = [400, 0, 150, 1200, 150, 0, 0]
+    assert cpu_busy(before, after) == 0.444  # 400 of 900 busy
+    assert cpu_busy([], after) is None and cpu_busy(before, before) is None
+
+
+def test_busy_is_the_median_over_the_steady_span():
+    t = _throughput()
+    samples = [
+        {"t": 5.0, "cpu_busy": 0.1, "gpu_util": [0]},  # set-up: outside
+        {"t": 12.0, "cpu_busy": 0.9, "gpu_util": [40, 60]},
+        {"t": 14.0, "cpu_busy": 0.7, "gpu_util": [30, 30]},
+        {"t": 16.0, "cpu_busy": 0.8, "gpu_util": []},
+        {"t": 40.0, "cpu_busy": 0.2, "gpu_util": [90]},  # after: outside
+    ]
+    rate = t.steady_rate(LOG)
+    assert t.busy_between(samples, rate) == {"samples": 3, "cpu_busy": 0.8, "gpu_util": 50}
+    assert t.busy_between(samples, None) is None

@@ -21,7 +21,9 @@ run it cuts would measure nothing.
 With GRADER_TRACE=1 in the environment it also reports the steady rate: the
 student-labs finished between the first student's first lab and the end, over
 that time, without the batch's set-up (trees, preflight, ceilings), which a
-class of 300 pays once.
+class of 300 pays once; and, over the same span, the median share of the CPU
+cores that were busy and of the GPUs' utilisation (sampled every 2 s from
+/proc/stat and nvidia-smi): which of the two held the batch back.
 
 Writes OUT/throughput-NAME.json, OUT/throughput-NAME.log and the batch's
 class report as OUT/throughput-NAME-report.html, and prints one
@@ -37,6 +39,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -86,6 +89,8 @@ def main() -> int:
     ]
     log_path = args.out / f"throughput-{args.name}.log"
     started = time.time()
+    sampler = Sampler(started)
+    sampler.start()
     with open(log_path, "w") as log:
         batch = subprocess.Popen(
             cmd,
@@ -106,12 +111,14 @@ def main() -> int:
                 batch.kill()
                 code = batch.wait()
     seconds = time.time() - started
+    sampler.stop()
     graded = sorted(p.parent.name for p in (work / "out" / "students").glob("*/result.json"))
     problems = check_class.check(work / "out", args.copies)
     if cut:  # the students it had no time for are not its mistakes
         problems = [p for p in problems if p.split(":")[0] in graded]
     student_labs = len(graded if cut else subs) * len(labs)
     log_text = log_path.read_text()
+    steady = steady_rate(log_text)
     figures = {
         "name": args.name,
         "grader": str(args.grader),
@@ -122,7 +129,9 @@ def main() -> int:
         "students_graded": len(graded),
         "student_labs": student_labs,
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
-        "steady": steady_rate(log_text),
+        "steady": steady,
+        "busy_while_steady": busy_between(sampler.samples, steady),
+        "samples": sampler.samples,
         "check_problems": problems,
         "log_tail": log_text[-4000:],
     }
@@ -135,12 +144,17 @@ def main() -> int:
         report = write_report(work / "out", graded, labs)
     if report.exists():
         shutil.copyfile(report, args.out / f"throughput-{args.name}-report.html")
-    steady = figures["steady"]
+    busy = figures["busy_while_steady"]
     print(
         f"throughput {args.name}: {student_labs} student-labs in {seconds:.0f} s"
         + (" (cut at the deadline)" if cut else "")
         + f", {figures['student_labs_per_hour']} per hour"
         + (f" ({steady['per_hour']} per hour after the set-up)" if steady else "")
+        + (
+            f" (CPU {busy['cpu_busy']:.0%} busy, GPU {busy['gpu_util']}% used, medians)"
+            if busy
+            else ""
+        )
         + "; outcomes "
         + ("as expected" if not problems else f"WRONG: {problems}")
     )
@@ -179,7 +193,93 @@ def steady_rate(log: str) -> dict | None:
         return None
     # The first lab's finish opens the span; it was graded mostly before it.
     labs, span = len(times) - 1, times[-1] - times[0]
-    return {"student_labs": labs, "seconds": round(span, 1), "per_hour": round(labs * 3600 / span)}
+    return {
+        "student_labs": labs,
+        "seconds": round(span, 1),
+        "per_hour": round(labs * 3600 / span),
+        "from": times[0],
+        "to": times[-1],
+    }
+
+
+class Sampler:
+    """Every `every` seconds: the share of the CPU cores busy since the last
+    sample (/proc/stat) and each GPU's utilisation (nvidia-smi), with the
+    seconds since `started` (the batch's trace clock starts within a second)."""
+
+    def __init__(self, started: float, every: float = 2.0) -> None:
+        self.started, self.every = started, every
+        self.samples: list[dict] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        last = _cpu_times()
+        while not self._done.wait(self.every):
+            now = _cpu_times()
+            self.samples.append(
+                {
+                    "t": round(time.time() - self.started, 1),
+                    "cpu_busy": cpu_busy(last, now),
+                    "gpu_util": _gpu_util(),
+                }
+            )
+            last = now
+
+
+def _cpu_times() -> list[int]:
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return []
+
+
+def cpu_busy(before: list[int], after: list[int]) -> float | None:
+    """The share of CPU time between two /proc/stat "cpu" lines that was not
+    idle or waiting for I/O (fields 4 and 5)."""
+    if len(before) < 5 or len(after) != len(before):
+        return None
+    delta = [a - b for a, b in zip(after, before)]
+    total = sum(delta)
+    return round(1 - (delta[3] + delta[4]) / total, 3) if total > 0 else None
+
+
+def _gpu_util() -> list[int]:
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [int(x) for x in done.stdout.split() if x.isdigit()]
+
+
+def busy_between(samples: list[dict], steady: dict | None) -> dict | None:
+    """The median CPU share busy and GPU utilisation (the mean over GPUs) of
+    the samples within the steady span."""
+    if not steady:
+        return None
+    inside = [s for s in samples if steady["from"] <= s["t"] <= steady["to"]]
+    cpu = sorted(s["cpu_busy"] for s in inside if s["cpu_busy"] is not None)
+    gpu = sorted(sum(s["gpu_util"]) / len(s["gpu_util"]) for s in inside if s["gpu_util"])
+    if not cpu:
+        return None
+    return {
+        "samples": len(inside),
+        "cpu_busy": cpu[len(cpu) // 2],
+        "gpu_util": round(gpu[len(gpu) // 2]) if gpu else None,
+    }
 
 
 if __name__ == "__main__":
