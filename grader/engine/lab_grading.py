@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -256,16 +257,28 @@ def _grade_lab(
             call_timeout=min(60.0, timeout / 2),
         )
 
+        # Sharing the GPU, an untimed run's processes sleep while they wait for
+        # it rather than spin a core each (tests/support/cuda_health.hpp); a
+        # run that times (alone, or the preflight's) keeps CUDA's default.
+        timed_here = perf and not later
+        untimed_env = (
+            dict(env if env is not None else os.environ, LAB_GPU_WAIT="block")
+            if gate is not None and lab.needs_gpu
+            else env
+        )
+
         def tests(gtest_filter: str | None, seconds: float, alone: bool) -> BinaryRun:
             options = CheckerOptions(**{**kw, "timeout": seconds})
+            if not timed_here:
+                options["env"] = untimed_env
             if alone:  # it stops every other worker's GPU work (shared_gpu.py)
                 options["timeout"] = min(seconds, ALONE_SECONDS)
                 options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
             return run_checker(
                 checker,
                 lab.id,
-                iso.runner(runner),
-                perf=perf and not later,
+                iso.runner(runner, env=options["env"]),
+                perf=timed_here,
                 gtest_filter=gtest_filter,
                 **options,
             )
@@ -291,7 +304,9 @@ def _grade_lab(
             and result.points_correctness
         ):
             with phases("sanitizer"):
-                sanitize_lab(lab, checker, runner, iso, result, gate=gate, env=env, seed=seed)
+                sanitize_lab(
+                    lab, checker, runner, iso, result, gate=gate, env=untimed_env, seed=seed
+                )
     finally:
         if own:
             iso.cleanup()

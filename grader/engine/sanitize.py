@@ -101,7 +101,7 @@ def run_tool(
 ) -> SanitizerRun:
     if not available():
         return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
-    spec = isolation.runner(runner_binary, tool_prefix(tool))
+    spec = isolation.runner(runner_binary, tool_prefix(tool), env=env)
     run = run_checker(
         checker,
         lab_id,

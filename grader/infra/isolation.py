@@ -139,7 +139,14 @@ class Contained:
     warning: str = ""
     private_network: bool = False  # a network namespace of its own (compute-sanitizer may share)
 
-    def runner(self, binary: Path, tool_prefix: list[str] | None = None) -> RunnerSpec:
+    def runner(
+        self,
+        binary: Path,
+        tool_prefix: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> RunnerSpec:
+        # env: unused here, the runner gets the checker's chosen variables
+        # (runner_link.cpp); a sandbox's bwrap needs them on its command line.
         binary = Path(binary)
         if self.user:
             # `nobody` may not be able to reach the build tree (an instructor's

@@ -246,12 +246,20 @@ class Cell:
         launcher_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
         return cmd, launcher_env
 
-    def runner(self, binary: Path, tool_prefix: list[str] | None = None) -> RunnerSpec:
+    def runner(
+        self,
+        binary: Path,
+        tool_prefix: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> RunnerSpec:
         """How the checker starts a runner in this sandbox: bwrap and prlimit in
         front of a read-only copy of the runner. The checker itself drops to
-        `nobody` (when root) before it runs bwrap, and stays outside."""
+        `nobody` (when root) before it runs bwrap, and stays outside. bwrap
+        clears the environment: the runner's variables come from `env` (the
+        checker's; default the grader's), as _inner_env passes them."""
         copy = self.binaries.get(str(binary)) or self._binary(str(binary))
-        prefix = self._bwrap(copy, dict(os.environ)) + list(tool_prefix or [])
+        prefix = self._bwrap(copy, dict(env if env is not None else os.environ))
+        prefix += list(tool_prefix or [])
         return RunnerSpec(copy, prefix, "nobody" if is_root() else "", self.workdir)
 
     def cleanup(self) -> None:

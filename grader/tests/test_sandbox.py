@@ -75,6 +75,29 @@ def _in_cell(cell, script: str) -> subprocess.CompletedProcess:
 
 
 @needs_bwrap
+def test_a_sandboxed_runner_gets_the_checkers_chosen_variables(tmp_path):
+    # bwrap clears the environment: what the checker chose for its runner (how
+    # to wait for a shared GPU) must be on bwrap's command line, secrets not.
+    box = sandbox.Sandbox(sandbox.Limits(), timeout=30)
+    try:
+        cell = box.cell("ann")
+        binary = tmp_path / "runner"
+        binary.write_text("#!/bin/sh\n")
+        env = {"LAB_GPU_WAIT": "block", "SECRET_TOKEN": "s3"}
+        prefix = cell.runner(binary, env=env).prefix
+        pairs = _setenv(prefix)
+        assert ["LAB_GPU_WAIT", "block"] in pairs
+        assert all(k != "SECRET_TOKEN" for k, _ in pairs)
+        assert all(k != "LAB_GPU_WAIT" for k, _ in _setenv(cell.runner(binary).prefix))
+    finally:
+        box.cleanup()
+
+
+def _setenv(prefix: list[str]) -> list[list[str]]:
+    return [prefix[i + 1 : i + 3] for i, a in enumerate(prefix) if a == "--setenv"]
+
+
+@needs_bwrap
 def test_a_sandbox_sees_only_its_folder_and_no_network(tmp_path):
     box = sandbox.Sandbox(sandbox.Limits(), timeout=30)
     try:

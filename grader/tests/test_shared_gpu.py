@@ -117,11 +117,11 @@ def test_a_run_alone_is_bounded(monkeypatch):
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        seen.append((kw["timeout"], kw["call_timeout"], kw["gtest_filter"]))
+        seen.append((kw["timeout"], kw["call_timeout"], kw["gtest_filter"], kw["env"]))
         return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
 
     class Iso:
-        def runner(self, binary, prefix=()):
+        def runner(self, binary, prefix=(), env=None):
             return binary
 
         def note(self):
@@ -143,6 +143,48 @@ def test_a_run_alone_is_bounded(monkeypatch):
     )
     assert seen[0][:2] == (600, 60.0) and seen[1][:2] == (60.0, 15.0)
     assert seen[0][2] is None and seen[1][2] is None  # one process: every test
+    # Nothing timed on a shared GPU: its processes sleep while they wait for it.
+    assert seen[0][3]["LAB_GPU_WAIT"] == seen[1][3]["LAB_GPU_WAIT"] == "block"
+
+
+def test_only_untimed_runs_on_a_shared_gpu_wait_asleep(monkeypatch):
+    """Timed runs, and every run of a GPU of its own, keep CUDA's default wait."""
+    from grader.engine import lab_grading
+
+    seen = []
+
+    def fake_run_checker(checker, lab_id, spec, **kw):
+        seen.append(((kw["env"] or {}).get("LAB_GPU_WAIT"), kw["perf"]))
+        return run_with()
+
+    class Iso:
+        def runner(self, binary, prefix=(), env=None):
+            return binary
+
+        def note(self):
+            return ""
+
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
+    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
+    monkeypatch.delenv("LAB_GPU_WAIT", raising=False)
+    for gate, perf, want in [
+        (Gate("gpu"), False, ("block", False)),  # shared, untimed
+        (Gate("gpu"), True, (None, True)),  # shared, but timed here (the preflight)
+        (None, False, (None, False)),  # a GPU of its own
+    ]:
+        seen.clear()
+        lab_grading.grade_lab(
+            COURSE.lab("07"),
+            REPO_BUILD,
+            timeout=600,
+            perf=perf,
+            sanitize=False,
+            isolation=Iso(),
+            linked_policy=False,
+            gate=gate,
+        )
+        assert seen == [want]
 
 
 def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):

@@ -24,6 +24,7 @@ bool g_used[2] = {false, false};
 
 void prepare() {
   CUDA_CHECK(cudaSetDevice(0));
+  lab::test::wait_for_gpu_as_asked();  // before the context exists
   CUDA_CHECK(cudaFree(nullptr));
 }
 

@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
   if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();  // needs no GPU and no runner
 #if LAB_NEEDS_GPU
+  lab::test::wait_for_gpu_as_asked();  // before the first call that makes the context
   std::string why;
   if (!lab::cuda_device_available(&why)) {
     std::printf("SKIP %s (%s): %s; this lab's tests need an NVIDIA GPU\n", args.lab.c_str(),

@@ -164,8 +164,9 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 std::vector<std::string> runner_environment(const std::string& workdir) {
   std::vector<std::string> env = {"PATH=/usr/local/cuda/bin:/usr/bin:/bin", "HOME=" + workdir,
                                   "TMPDIR=" + workdir, "LANG=C.UTF-8"};
-  // Only what the runner needs to reach its GPU and the driver's libraries.
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"})
+  // Only what the runner needs to reach its GPU and the driver's libraries,
+  // and how it waits for the GPU (cuda_health.hpp).
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LAB_GPU_WAIT"})
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   return env;
 }
