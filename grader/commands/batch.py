@@ -234,11 +234,23 @@ def _run_locked(
     ready = threading.Barrier(len(workers))
 
     stop = threading.Event()  # set when the batch is interrupted
+    # The first worker builds the harness; a worker whose tree is new takes
+    # its outputs (batch_worker.seed_build) instead of compiling it again.
+    first_built = threading.Event()
+    seed: list[Path] = []
 
     def work(worker: Worker) -> None:
         try:
             try:
-                worker.prepare(course, labs, progress)
+                if worker is workers[0]:
+                    try:
+                        if worker.prepare(course, labs, progress):
+                            seed.append(worker.build)
+                    finally:
+                        first_built.set()
+                else:
+                    first_built.wait()
+                    worker.prepare(course, labs, progress, seed=seed[0] if seed else None)
             finally:
                 # Every tree built before any ceiling is measured: no compiler
                 # may slow the host's copy (lab 01's yardstick).

@@ -103,7 +103,17 @@ class Worker:
             env["CUDA_VISIBLE_DEVICES"] = self.gpu.uuid  # the checker passes it to the runner
         return env
 
-    def prepare(self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print) -> None:
+    def prepare(
+        self,
+        course: labmeta.Course,
+        labs: list[labmeta.Lab],
+        progress=print,
+        seed: Path | None = None,
+    ) -> bool:
+        """This worker's tree, configured and its harness built; True when the
+        tree was made now. seed: another worker's build folder, made in this
+        batch before anything was installed in it, whose outputs a new tree
+        takes instead of compiling the harness again (seed_build)."""
         # meson writes absolute paths into build.ninja: a worker tree that was
         # copied or moved with its --out would build the original folder's
         # files, another student's code. A tree made elsewhere is made again.
@@ -117,10 +127,13 @@ class Worker:
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
         write_atomic(home, here)
-        if not (self.build / "build.ninja").exists():
+        fresh = not (self.build / "build.ninja").exists()
+        if fresh:
             submissions.copy_harness(toolchain.REPO, self.src)  # no slides/, no solutions/
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             toolchain.configure(self.build, options, source=self.src)
+            if seed is not None:
+                seed_build(seed, self.build, self.src / "labs")
         # Lab 12 has no checker yet: it is never graded (lab_grading.cannot_grade),
         # and its program is built per student only for the compile error it may show.
         checked = [lab for lab in labs if lab.behind_checker]
@@ -140,6 +153,7 @@ class Worker:
                 gpu_node=self.gpu.device_node if self.gpu else None,
                 gpu_env=gpu_env,
             )
+        return fresh
 
     def isolation(self, student: str):
         """Where this student's code runs: a sandbox cell, or None (grade_lab
@@ -326,6 +340,43 @@ class Worker:
         if self.sandbox is not None:
             self.sandbox.cleanup()
             self.sandbox = None
+
+
+# What meson writes for each tree itself, with that tree's absolute paths.
+_OWN_TO_EACH_TREE = {"build.ninja", "compile_commands.json", ".ninja_lock"}
+_OWN_DIRS = {"meson-private", "meson-info", "meson-logs", "meson-uninstalled"}
+
+
+def seed_build(seed: Path, build: Path, labs_dir: Path) -> None:
+    """A newly configured tree takes the outputs of `seed`, a build folder of the
+    same harness (another worker's, configured and built in this batch from the
+    same copy of the repository), with ninja's log and dependency records, so
+    that ninja finds the harness built: meson's compile commands name sources
+    relative to the build folder, so both trees run the same ones. The 16
+    workers of an H200 each built theirs, about 110 s together
+    (tests/gpu_runs/h200/throughput-*-slots*).
+
+    The lab files are then made newer than anything taken: whatever lab code
+    the seed's runner programs were built from, every object made from a lab
+    file is compiled here again. Nothing else of `seed` depends on a lab."""
+    newest = 0  # ns: the latest mtime among what was taken
+    for src in seed.rglob("*"):
+        rel = src.relative_to(seed)
+        if rel.parts[0] in _OWN_DIRS or rel.name in _OWN_TO_EACH_TREE or not src.is_file():
+            continue
+        dest = build / rel
+        if dest.exists() and rel.name not in (".ninja_log", ".ninja_deps"):
+            continue  # made by this tree's own configure
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+        newest = max(newest, src.stat().st_mtime_ns)
+    # Just after the newest output taken, not "now": a compile that ccache
+    # answers in a millisecond is stamped by the kernel's coarse clock, which
+    # can lag a precise "now" and leave its object older than its source.
+    after = newest + 1000
+    for f in labs_dir.rglob("*"):
+        if f.is_file() and f.stat().st_mtime_ns <= newest:
+            os.utime(f, ns=(after, after))
 
 
 def install_reference(course: labmeta.Course, dest_labs: Path) -> None:

@@ -70,7 +70,9 @@ def offline_batch(monkeypatch):
     monkeypatch.setattr(
         batch_worker.Worker,
         "prepare",
-        lambda self, course, labs, progress=None: submissions.copy_harness(REPO, self.src),
+        lambda self, course, labs, progress=None, seed=None: submissions.copy_harness(
+            REPO, self.src
+        ),
     )
     monkeypatch.setattr(
         batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None
