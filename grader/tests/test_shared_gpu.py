@@ -109,38 +109,46 @@ def test_a_run_that_hung_gets_no_run_alone():
         assert runs.alone == [False] and note is None and run is first
 
 
+class FakeIso:
+    """An isolation that runs the runner as it is (the checker is faked too)."""
+
+    def runner(self, binary, prefix=(), env=None):
+        return binary
+
+    def note(self):
+        return ""
+
+
+def grade_07(monkeypatch, fake_run_checker, gate, perf=False):
+    """lab_grading.grade_lab of lab 07, built already, its checker runs faked."""
+    from grader.engine import lab_grading
+
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
+    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
+    monkeypatch.delenv("LAB_GPU_WAIT", raising=False)
+    return lab_grading.grade_lab(
+        COURSE.lab("07"),
+        REPO_BUILD,
+        timeout=600,
+        perf=perf,
+        sanitize=False,
+        isolation=FakeIso(),
+        linked_policy=False,
+        gate=gate,
+    )
+
+
 def test_a_run_alone_is_bounded(monkeypatch):
     """lab_grading's closure: the second run, alone, gets ALONE_SECONDS and
     ALONE_CALL_SECONDS at most, whatever --timeout says."""
-    from grader.engine import lab_grading
-
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
         seen.append((kw["timeout"], kw["call_timeout"], kw["gtest_filter"], kw["env"]))
         return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
 
-    class Iso:
-        def runner(self, binary, prefix=(), env=None):
-            return binary
-
-        def note(self):
-            return ""
-
-    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
-    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
-    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
-    lab = COURSE.lab("07")
-    lab_grading.grade_lab(
-        lab,
-        REPO_BUILD,
-        timeout=600,
-        perf=False,
-        sanitize=False,
-        isolation=Iso(),
-        linked_policy=False,
-        gate=Gate("gpu"),
-    )
+    grade_07(monkeypatch, fake_run_checker, Gate("gpu"))
     assert seen[0][:2] == (600, 60.0) and seen[1][:2] == (60.0, 15.0)
     assert seen[0][2] is None and seen[1][2] is None  # one process: every test
     # Nothing timed on a shared GPU: its processes sleep while they wait for it.
@@ -149,41 +157,19 @@ def test_a_run_alone_is_bounded(monkeypatch):
 
 def test_only_untimed_runs_on_a_shared_gpu_wait_asleep(monkeypatch):
     """Timed runs, and every run of a GPU of its own, keep CUDA's default wait."""
-    from grader.engine import lab_grading
-
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
         seen.append(((kw["env"] or {}).get("LAB_GPU_WAIT"), kw["perf"]))
         return run_with()
 
-    class Iso:
-        def runner(self, binary, prefix=(), env=None):
-            return binary
-
-        def note(self):
-            return ""
-
-    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
-    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
-    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
-    monkeypatch.delenv("LAB_GPU_WAIT", raising=False)
     for gate, perf, want in [
         (Gate("gpu"), False, ("block", False)),  # shared, untimed
         (Gate("gpu"), True, (None, True)),  # shared, but timed here (the preflight)
         (None, False, (None, False)),  # a GPU of its own
     ]:
         seen.clear()
-        lab_grading.grade_lab(
-            COURSE.lab("07"),
-            REPO_BUILD,
-            timeout=600,
-            perf=perf,
-            sanitize=False,
-            isolation=Iso(),
-            linked_policy=False,
-            gate=gate,
-        )
+        grade_07(monkeypatch, fake_run_checker, gate, perf)
         assert seen == [want]
 
 
