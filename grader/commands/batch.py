@@ -146,20 +146,6 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
         lock.release()
 
 
-def visible_gpus_line() -> str | None:
-    """Which of the machine's GPUs CUDA_VISIBLE_DEVICES leaves, said once when
-    it is set: an index there is nvidia-smi's (gpus.visible), which CUDA's own
-    order need not be."""
-    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if hidden is None:
-        return None
-    taken = ", ".join(str(g.index) for g in gpus.visible()) or "none"
-    return (
-        f"[batch] CUDA_VISIBLE_DEVICES={hidden}: grading on GPU {taken} "
-        f"of the machine's {len(gpus.list_gpus())}"
-    )
-
-
 def _run_locked(
     ids: dict[str, str],
     config: BatchConfig,
@@ -170,8 +156,8 @@ def _run_locked(
     students_dir = config.out / "students"
     selectors = config.gpus if config.gpus is not None else gpus.visible_gpus()
     needs_gpu = any(lab.needs_gpu for lab in labs)
-    if needs_gpu and config.gpus is None and (line := visible_gpus_line()):
-        progress(line)
+    if needs_gpu and config.gpus is None and (line := gpus.visible_note()):
+        progress(f"[batch] {line}")
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.

@@ -122,6 +122,18 @@ def visible_gpus() -> list[str]:
     return [g.uuid for g in visible()]
 
 
+def visible_note() -> str | None:
+    """Which of the machine's GPUs CUDA_VISIBLE_DEVICES leaves, when it is set:
+    an index there is nvidia-smi's (visible), which CUDA's own order need not be."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden is None:
+        return None
+    taken = ", ".join(str(g.index) for g in visible()) or "none"
+    return (
+        f"CUDA_VISIBLE_DEVICES={hidden}: grading on GPU {taken} of the machine's {len(list_gpus())}"
+    )
+
+
 def _allowed(found: tuple[Gpu, ...], setting: str | None) -> list[Gpu]:
     """The GPUs of `found` that CUDA_VISIBLE_DEVICES=`setting` leaves visible,
     read as CUDA reads it: indices or UUIDs (or a UUID's unambiguous start),

@@ -275,16 +275,13 @@ def test_cuda_visible_devices_limits_the_gpus_a_batch_takes(monkeypatch):
 
 
 def test_a_batch_says_which_gpus_cuda_visible_devices_leaves(monkeypatch):
-    from grader.commands import batch
     from grader.infra import gpus
 
     found = tuple(gpus.Gpu(i, f"GPU-{i}", f"0:{i}", "H100", i, 81559) for i in range(2))
     monkeypatch.setattr(gpus, "list_gpus", lambda: found)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert batch.visible_gpus_line() is None
+    assert gpus.visible_note() is None
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    assert batch.visible_gpus_line() == (
-        "[batch] CUDA_VISIBLE_DEVICES=1: grading on GPU 1 of the machine's 2"
-    )
+    assert gpus.visible_note() == "CUDA_VISIBLE_DEVICES=1: grading on GPU 1 of the machine's 2"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert batch.visible_gpus_line().endswith("grading on GPU none of the machine's 2")
+    assert gpus.visible_note().endswith("grading on GPU none of the machine's 2")
