@@ -1,7 +1,9 @@
 """Who may use a GPU (or the whole machine) at once, inside one batch.
 
 A batch runs several students' correctness tests side by side on one GPU
-(`batch --jobs-per-gpu`): they share it, and the tests do not care. A timed
+(`batch --jobs-per-gpu`): they share it, and the tests do not care; a few at
+a time, each holding one of the gate's run slots (gpus.runs_at_once says how
+many and why). A timed
 run must have the GPU to itself, so each worker's bandwidth tests wait, with
 those of every other worker that asks meanwhile, until no shared run is left,
 and run alone. Lab 01's timed run is on the CPU, so it takes the machine gate,
