@@ -25,7 +25,7 @@ from ..status import LabStatus
 from . import policy
 from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, sanitize_lab, tests_sharing
+from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, sanitize_lab
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -267,28 +267,25 @@ def _grade_lab(
             else env
         )
 
-        def tests(gtest_filter: str | None, seconds: float, alone: bool) -> BinaryRun:
-            options = CheckerOptions(**{**kw, "timeout": seconds})
-            if not timed_here:
-                options["env"] = untimed_env
+        def tests(alone: bool) -> BinaryRun:
+            options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
             if alone:  # it stops every other worker's GPU work (shared_gpu.py)
-                options["timeout"] = min(seconds, ALONE_SECONDS)
+                options["timeout"] = min(timeout, ALONE_SECONDS)
                 options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
             return run_checker(
                 checker,
                 lab.id,
                 iso.runner(runner, env=options["env"]),
                 perf=timed_here,
-                gtest_filter=gtest_filter,
+                gtest_filter=UNTIMED_TESTS if later else None,
                 **options,
             )
 
         with phases("tests"):
-            run, reruns = tests_sharing(
-                gate if lab.needs_gpu else None, tests, UNTIMED_TESTS if later else None, timeout
-            )
+            run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
         result = score(lab, run)
-        result.notes += reruns
+        if rerun:
+            result.notes.append(rerun)
         note = iso.note()
         if (
             note

@@ -134,19 +134,6 @@ def checker_sharing(
     return run, why and RERUN_NOTE.format(why=why, what="your tests")
 
 
-def tests_sharing(
-    gate: Gate | None,
-    run_filtered: Callable[[str | None, float, bool], BinaryRun],
-    gtest_filter: str | None,
-    timeout: float,
-) -> tuple[BinaryRun, list[str]]:
-    """The lab's tests that `gtest_filter` selects, run_filtered(filter,
-    timeout, alone) running the checker, through checker_sharing. Returns the
-    run and the notes for the student."""
-    run, note = checker_sharing(gate, lambda alone: run_filtered(gtest_filter, timeout, alone))
-    return run, [note] if note else []
-
-
 def sanitize_lab(
     lab,
     checker: Path,

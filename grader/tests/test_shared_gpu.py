@@ -223,20 +223,21 @@ def test_shared_tests_run_in_one_process_holding_a_run_slot(monkeypatch, capsys)
     gate = Gate("gpu", run_slots=1)
     calls = []
 
-    def run_filtered(gtest_filter, seconds, alone):
-        calls.append((gtest_filter, gate._slots._value == 0, alone))
+    def run_once(alone):
+        calls.append((gate._slots._value == 0, alone))
         return run_with()
 
-    run, notes = shared_gpu.tests_sharing(gate, run_filtered, "-*Bandwidth*", 600)
-    assert calls == [("-*Bandwidth*", True, False)]
-    assert run.status == RunStatus.COMPLETED and notes == []
+    run, note = shared_gpu.checker_sharing(gate, run_once)
+    assert calls == [(True, False)]
+    assert run.status == RunStatus.COMPLETED and note is None
     assert gate._slots._value == 1  # given back
     # The wait and the run, for a slow batch's post-mortem.
     assert re.search(r"tests: waited [0-9.]+ s, ran [0-9.]+ s", capsys.readouterr().out)
     # Alone on its GPU (no gate): the same one run, and no trace line.
     calls.clear()
-    shared_gpu.tests_sharing(None, run_filtered, None, 600)
-    assert calls == [(None, False, False)]
+    shared_gpu.checker_sharing(None, run_once)
+    assert calls == [(False, False)]
+    assert "waited" not in capsys.readouterr().out
 
 
 def test_after_a_sanitizer_run_alone_hung_no_other_tool_goes_alone(monkeypatch):
