@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..engine import lab_grading, submissions
+from ..engine.shared_gpu import timed_hold
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.gate import Gate, held
@@ -57,7 +58,8 @@ class GpuGroup:
     and how many of them are still grading (the last one measures again)."""
 
     def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
-        self.gate = Gate("gpu", run_slots) if shared else None
+        # A drain for a quarter of the workers' timed runs (gate.py says why).
+        self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 4)) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers
@@ -324,7 +326,7 @@ class Worker:
         on_gpu = [t for t in parts if t.lab.needs_gpu]
         on_cpu = [t for t in parts if not t.lab.needs_gpu]
         for group, gates in (
-            (on_gpu, lambda: (held(self.machine), held(self.group.gate, True))),
+            (on_gpu, lambda: (held(self.machine), timed_hold(self.group.gate, True, "timed"))),
             (on_cpu, lambda: (held(self.machine, True), held(None))),
         ):
             if not group:

@@ -17,7 +17,16 @@ the waiting timed run the whole batch idled that long (8 workers on an H100,
 about 50 s for each hung lab of the class: tests/gpu_runs/h100/
 throughput-c3e006a-j8-x3-cut.log). The others go on sharing meanwhile; once the long run
 ends, new shared runs wait again and the timed run gets the GPU as soon as the
-runs in flight end. The shared side is a whole
+runs in flight end.
+
+Each such drain costs every worker the longest run in flight. Once per
+student, it was most of the batch's waiting: with 16 workers on an H200,
+1,560 of the 2,242 s that shared runs waited fell while a timed run waited
+(tests/gpu_runs/h200/throughput-2a0e1c1-j16-x4-cut.log). So a batch's gate
+drains for `drain_at` timed runs waiting, or for one that has waited
+DRAIN_AFTER_SECONDS, and then serves every timed run that waits, one after
+another: one drain for several students. Until then a timed run takes the GPU
+only when it falls quiet by itself. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
@@ -34,6 +43,10 @@ import time
 # Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
 # workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
 STALL_SECONDS = 20.0
+
+# How long a timed run may wait before the gate drains for it alone: a
+# student's result waits that long at most for fewer than drain_at others.
+DRAIN_AFTER_SECONDS = 30.0
 
 # compute-sanitizer talks to its target through a socket named after the
 # target's PID (isolation.py), and runners in PID namespaces of their own have
@@ -63,15 +76,25 @@ def sanitizer_slot(isolation) -> threading.Lock | threading.BoundedSemaphore:
 
 
 class Gate:
-    """A readers-writer lock with writer preference (suspended while a shared
-    run is stalled), that counts how long the exclusive side waited (the price
+    """A readers-writer lock with writer preference (from drain_at waiting
+    timed runs or one waiting drain_after seconds; suspended while a shared run
+    is stalled), that counts how long the exclusive side waited (the price
     of sharing, in the batch's summary)."""
 
     def __init__(
-        self, name: str, run_slots: int | None = None, stall_seconds: float = STALL_SECONDS
+        self,
+        name: str,
+        run_slots: int | None = None,
+        stall_seconds: float = STALL_SECONDS,
+        drain_at: int = 1,
+        drain_after: float = DRAIN_AFTER_SECONDS,
     ) -> None:
         self.name = name
         self.stall_seconds = stall_seconds
+        self.drain_at = max(1, drain_at)
+        self.drain_after = drain_after
+        self._waiting_since: list[float] = []  # the waiting timed runs' arrivals
+        self._draining = False  # sticks until no timed run waits
         self._started: dict[int, float] = {}  # shared runs in flight: token -> start
         self._tokens = 0
         # Every shared run (a checker run, a compute-sanitizer tool) takes one
@@ -94,7 +117,7 @@ class Gate:
     @contextlib.contextmanager
     def _shared(self):
         with self._cond:
-            while self._exclusive or (self._waiting and not self._stalled()):
+            while self._exclusive or (self._drain_due() and not self._stalled()):
                 # Woken by a change, or each second: a run in flight may become stalled.
                 self._cond.wait(timeout=1.0)
             self._tokens += 1
@@ -107,6 +130,15 @@ class Gate:
                 del self._started[token]
                 self._cond.notify_all()
 
+    def _drain_due(self) -> bool:
+        """Must new shared runs wait for the timed ones? (lock held)"""
+        if not self._waiting:
+            self._draining = False
+        elif not self._draining:
+            oldest = time.monotonic() - min(self._waiting_since)
+            self._draining = self._waiting >= self.drain_at or oldest >= self.drain_after
+        return self._draining
+
     def _stalled(self) -> bool:
         """Has a shared run in flight lasted past stall_seconds? (lock held)"""
         now = time.monotonic()
@@ -117,11 +149,14 @@ class Gate:
         started = time.monotonic()
         with self._cond:
             self._waiting += 1
+            self._waiting_since.append(started)
+            self._cond.notify_all()  # shared runs waiting may now see a drain due
             try:
                 while self._exclusive or self._started:
                     self._cond.wait()
             finally:
                 self._waiting -= 1
+                self._waiting_since.remove(started)
             self._exclusive = True
             self.waited_seconds += time.monotonic() - started
         try:

@@ -285,3 +285,95 @@ def test_a_batch_says_which_gpus_cuda_visible_devices_leaves(monkeypatch):
     assert gpus.visible_note() == "CUDA_VISIBLE_DEVICES=1: grading on GPU 1 of the machine's 2"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert gpus.visible_note().endswith("grading on GPU none of the machine's 2")
+
+
+def test_a_batch_gate_drains_once_for_several_timed_runs():
+    # Each drain costs every worker the longest run in flight, so a batch's gate
+    # lets shared runs go on until drain_at timed runs wait, then serves them all.
+    gate = Gate("gpu", drain_at=2, drain_after=60)
+    order: list[str] = []
+    busy_in, release_busy = threading.Event(), threading.Event()
+
+    def busy():
+        with gate.shared():
+            busy_in.set()
+            release_busy.wait(10)
+        order.append("busy out")
+
+    def timed(name: str):
+        with gate.exclusive():
+            order.append(name)
+
+    def shared(name: str):
+        with gate.shared():
+            order.append(name)
+
+    b = threading.Thread(target=busy)
+    b.start()
+    busy_in.wait(10)
+    t1 = threading.Thread(target=timed, args=("timed-1",))
+    t1.start()
+    while not gate._waiting:
+        time.sleep(0.001)
+    s1 = threading.Thread(target=shared, args=("shared-1",))
+    s1.start()
+    s1.join(timeout=5)  # one timed run waiting: no drain yet
+    assert not s1.is_alive() and order == ["shared-1"]
+    t2 = threading.Thread(target=timed, args=("timed-2",))
+    t2.start()
+    while gate._waiting < 2:
+        time.sleep(0.001)
+    s2 = threading.Thread(target=shared, args=("shared-2",))
+    s2.start()
+    time.sleep(0.05)
+    assert order == ["shared-1"]  # two waiting: new shared runs wait for both
+    release_busy.set()
+    for x in (b, t1, t2, s2):
+        x.join(timeout=10)
+    assert order[:2] == ["shared-1", "busy out"]
+    assert sorted(order[2:4]) == ["timed-1", "timed-2"] and order[4] == "shared-2"
+
+
+def test_a_lone_timed_run_waits_at_most_drain_after():
+    gate = Gate("gpu", drain_at=8, drain_after=0.2)
+    order: list[str] = []
+    busy_in, release_busy = threading.Event(), threading.Event()
+
+    def busy():
+        with gate.shared():
+            busy_in.set()
+            release_busy.wait(10)
+        order.append("busy out")
+
+    def timed():
+        with gate.exclusive():
+            order.append("timed")
+
+    def shared():
+        with gate.shared():
+            order.append("shared")
+
+    b = threading.Thread(target=busy)
+    b.start()
+    busy_in.wait(10)
+    t = threading.Thread(target=timed)
+    t.start()
+    while not gate._waiting:
+        time.sleep(0.001)
+    time.sleep(0.3)  # past drain_after: a drain is due
+    s = threading.Thread(target=shared)
+    s.start()
+    time.sleep(0.05)
+    assert order == []
+    release_busy.set()
+    for x in (b, t, s):
+        x.join(timeout=10)
+    assert order == ["busy out", "timed", "shared"]
+
+
+def test_a_timed_run_on_a_quiet_gpu_does_not_wait_for_a_drain():
+    gate = Gate("gpu", drain_at=8, drain_after=60)
+    started = time.monotonic()
+    with gate.exclusive():
+        pass
+    assert time.monotonic() - started < 1
