@@ -377,3 +377,46 @@ def test_a_timed_run_on_a_quiet_gpu_does_not_wait_for_a_drain():
     with gate.exclusive():
         pass
     assert time.monotonic() - started < 1
+
+
+def test_a_stall_lets_shared_runs_start_only_for_the_first_stall_seconds_of_a_drain():
+    # Under load some run is nearly always stalled: unbounded, the exemption
+    # starved the timed runs. Past stall_seconds of the drain, new runs wait.
+    gate = Gate("gpu", stall_seconds=0.3)
+    hung_in, release_hung = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def hung():
+        with gate.shared():
+            hung_in.set()
+            release_hung.wait(10)
+        order.append("hung out")
+
+    def timed():
+        with gate.exclusive():
+            order.append("timed")
+
+    def shared(name: str):
+        with gate.shared():
+            order.append(name)
+
+    h = threading.Thread(target=hung)
+    h.start()
+    hung_in.wait(10)
+    t = threading.Thread(target=timed)
+    t.start()
+    while not gate._waiting:
+        time.sleep(0.001)
+    early = threading.Thread(target=shared, args=("early",))
+    early.start()
+    early.join(timeout=5)  # the hung run is stalled and the drain young: admitted
+    assert not early.is_alive()
+    time.sleep(0.4)  # the drain is now older than stall_seconds
+    late = threading.Thread(target=shared, args=("late",))
+    late.start()
+    time.sleep(0.1)
+    assert order == ["early"]  # waits, although the hung run is still stalled
+    release_hung.set()
+    for x in (h, t, late):
+        x.join(timeout=10)
+    assert order == ["early", "hung out", "timed", "late"]
