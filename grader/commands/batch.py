@@ -27,13 +27,10 @@ where it stopped.
 
 from __future__ import annotations
 
-import datetime
-import fcntl
 import json
 import os
 import queue
-import shutil
-import tempfile
+from collections.abc import Callable
 import threading
 from dataclasses import asdict
 from pathlib import Path
@@ -52,7 +49,10 @@ from .batch_config import (
     BatchError,
 )
 from ..infra.trace import trace
-from .batch_worker import GpuGroup, Worker, summary_line
+from .batch_guard import OutLock, check_space
+from .batch_worker import Worker, summary_line
+from .gpu_group import GpuGroup
+from .timed_stage import TimedStage
 from .pace import Pace
 
 
@@ -74,51 +74,6 @@ def previous_result(
     return previous if same else None
 
 
-# A worker's build tree for every lab is about 300 MB (sm_90); student folders,
-# reports and the compiler's temporary files need more beside it.
-MIN_FREE_OUT = 1 << 30
-MIN_FREE_TMP = 512 << 20
-
-
-def check_space(out: Path) -> None:
-    """A nearly full disk fails builds in ways that read as the student's
-    ("nvcc cannot compile programs"): refuse to start instead, in one line."""
-    for where, need in ((out, MIN_FREE_OUT), (Path(tempfile.gettempdir()), MIN_FREE_TMP)):
-        try:
-            free = shutil.disk_usage(where).free
-        except OSError as e:
-            raise toolchain.SetupError(f"cannot use {where}: {e.strerror}") from None
-        if free < need:
-            raise toolchain.SetupError(
-                f"{where} has {free >> 20} MB free; a batch needs at least "
-                f"{need >> 20} MB there: free some space, or use another "
-                "--out or TMPDIR"
-            )
-
-
-class _Lock:
-    """One batch per output folder at a time."""
-
-    def __init__(self, out: Path):
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            self.file = open(out / ".batch.lock", "a")
-        except OSError as e:
-            raise toolchain.SetupError(
-                f"cannot use {out} for the batch's output: {e.strerror}"
-            ) from None
-        try:
-            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.file.close()
-            raise toolchain.SetupError(
-                f"another batch is writing to {out}: wait for it, or give this one another --out"
-            ) from None
-
-    def release(self) -> None:
-        self.file.close()
-
-
 def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
     """Grades on this machine's GPUs. A Slurm batch is slurm.run_batch (slurm builds on
     this module, never the other way round: the CLI picks between the two)."""
@@ -138,7 +93,7 @@ def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[Stu
     for spec in ids:
         if not submissions.looks_remote(spec) and not os.path.exists(spec):
             raise toolchain.SetupError(f"no such submission: {spec}")
-    lock = _Lock(config.out)
+    lock = OutLock(config.out)
     try:
         check_space(config.out)
         return _run_locked(ids, config, course, labs, progress)
@@ -221,7 +176,7 @@ def _run_locked(
 
     stop = threading.Event()  # set when the batch is interrupted
     # The first worker builds the harness; a worker whose tree is new takes
-    # its outputs (batch_worker.seed_build) instead of compiling it again.
+    # its outputs (seed_build.seed_build) instead of compiling it again.
     first_built = threading.Event()
     seed: list[Path] = []
 
@@ -255,33 +210,43 @@ def _run_locked(
         if errors:
             worker.close()
             return
+
+        def deliver(spec: str, student: str, grade: Callable[[], StudentResult | None]) -> None:
+            try:
+                res = grade()
+            except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
+                res = worker.not_graded(spec, student, e)
+            if res is None or stop.is_set():
+                return  # deferred, or graded while its processes were being killed
+            feedback.write_student(students_dir, res)
+            with lock:
+                done.append(res)
+                pace.add(res)
+                pace.write_status(config.out / "status.json")
+                progress(f"[batch] {len(done)}/{total} {summary_line(res)}  " + pace.progress())
+
+        # Sharing a GPU, a student's timed parts wait for it in a stage of their own.
+        stage = TimedStage(worker.root.name) if worker.group.gate and not config.sandbox else None
         try:
             while not stop.is_set():
                 try:
                     spec, student = todo.get_nowait()
                 except queue.Empty:
                     break
-                try:
-                    res = worker.grade(spec, student, course, labs)
-                except Exception as e:  # noqa: BLE001 - one student's fault is theirs alone
-                    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-                    res = StudentResult(
-                        student,
-                        spec,
-                        "",
-                        toolchain.git_commit(),
-                        now,
-                        error=f"not graded: {type(e).__name__}: {e}",
-                        options=config.fingerprint(),
-                    )
-                if stop.is_set():
-                    break  # graded while its processes were being killed: not a grade
-                feedback.write_student(students_dir, res)
-                with lock:
-                    done.append(res)
-                    pace.add(res)
-                    pace.write_status(config.out / "status.json")
-                    progress(f"[batch] {len(done)}/{total} {summary_line(res)}  " + pace.progress())
+
+                def later(complete, spec=spec, student=student) -> None:
+                    assert stage is not None
+                    stage.submit(lambda: deliver(spec, student, complete))
+
+                deliver(
+                    spec,
+                    student,
+                    lambda: worker.grade_or_defer(
+                        spec, student, course, labs, later if stage else None
+                    ),
+                )
+            if stage is not None:
+                stage.wait()  # this worker's last student's timed parts
             if worker.group.leave() and worker.ceilings and not stop.is_set():
                 worker.measure_ceilings(
                     [l for l in labs if worker.gpu or not l.needs_gpu], course, "after"
@@ -289,6 +254,8 @@ def _run_locked(
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
+            if stage is not None:
+                stage.wait()
             worker.close()
 
     # Each worker sets its event when it is done. The main thread waits on the

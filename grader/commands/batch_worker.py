@@ -9,9 +9,8 @@ import datetime
 import json
 import os
 import shutil
-import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,52 +23,15 @@ from ..infra.gate import Gate, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
-from .batch_config import (
-    CEILING_DRIFT_BOUND,
-    BatchConfig,
-    BatchError,
-)
+from . import timed_stage
+from .seed_build import seed_build
+from .batch_config import BatchConfig, BatchError
+from .gpu_group import Ceiling, GpuGroup
 
 if TYPE_CHECKING:
     # In Worker's signatures `grade` is its method, not the module.
     from ..engine.lab_grading import TimedPart
     from ..infra.sandbox import Sandbox
-
-
-@dataclass
-class Ceiling:
-    kind: str  # checker kind it was measured with
-    before: float = 0.0
-    after: float = 0.0
-    calibrated: float | None = None
-    device: str = ""
-
-    def drifted(self) -> bool:
-        return bool(
-            self.before
-            and self.after
-            and abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before
-        )
-
-
-class GpuGroup:
-    """What the workers of one GPU share: its gate, the copy ceilings its first
-    worker measured, the reference's fractions from that worker's preflight,
-    and how many of them are still grading (the last one measures again)."""
-
-    def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
-        # A drain for a quarter of the workers' timed runs (gate.py says why).
-        self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 4)) if shared else None
-        self.ceilings: dict[str, Ceiling] = {}
-        self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
-        self.grading = workers
-        self.lock = threading.Lock()
-
-    def leave(self) -> bool:
-        """One worker is done; True for the last."""
-        with self.lock:
-            self.grading -= 1
-            return self.grading == 0
 
 
 class Worker:
@@ -221,17 +183,74 @@ class Worker:
             if cell is not None:
                 cell.cleanup()
 
+    def not_graded(self, spec: str, student: str, e: Exception) -> StudentResult:
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        error = f"not graded: {type(e).__name__}: {e}"
+        return StudentResult(
+            student,
+            spec,
+            "",
+            toolchain.git_commit(),
+            now,
+            error=error,
+            options=self.config.fingerprint(),
+        )
+
     def grade(
         self, spec: str, student: str, course: labmeta.Course, labs: list[labmeta.Lab]
     ) -> StudentResult:
+        result = self.grade_or_defer(spec, student, course, labs)
+        assert result is not None  # nothing deferred without `later`
+        return result
+
+    def grade_or_defer(
+        self,
+        spec: str,
+        student: str,
+        course: labmeta.Course,
+        labs: list[labmeta.Lab],
+        later: Callable[[Callable[[], StudentResult]], None] | None = None,
+    ) -> StudentResult | None:
+        """The student's result; None when its timed parts went to `later`
+        (given what runs them and completes the result: timed_stage)."""
         started = time.monotonic()
-        result = self._grade(spec, student, course, labs)
+        result, timed = self._grade(spec, student, course, labs, defer=later is not None)
+        if timed and later is not None:
+            later(lambda: self._finish(result, timed, None, started))
+            return None
+        result.seconds = round(time.monotonic() - started, 1)
+        return result
+
+    def _finish(
+        self, result: StudentResult, timed: list[TimedPart], cell, started: float
+    ) -> StudentResult:
+        """The student's timed parts run, and the result completed."""
+        try:
+            self._run_timed(timed, result, cell)
+        finally:
+            if cell is None:
+                timed_stage.drop_runners(timed)
+        trace(f"{self.root.name} {result.student}: done")
+        errors = [
+            f"{r.lab}: {' '.join(r.reason.split())}"  # one line: progress, gradebook
+            for r in result.labs
+            if r.status == LabStatus.ERROR
+        ]
+        if errors:
+            result.error = "not graded (a fault of the machine or the grader): " + "; ".join(errors)
         result.seconds = round(time.monotonic() - started, 1)
         return result
 
     def _grade(
-        self, spec: str, student: str, course: labmeta.Course, labs: list[labmeta.Lab]
-    ) -> StudentResult:
+        self,
+        spec: str,
+        student: str,
+        course: labmeta.Course,
+        labs: list[labmeta.Lab],
+        defer: bool = False,
+    ) -> tuple[StudentResult, list[TimedPart]]:
+        """The student graded but for the timed parts it returns, which are
+        left to run later only when `defer` allows it and no cell holds them."""
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
             sub = submissions.open_submission(spec, student=student)
@@ -247,7 +266,7 @@ class Worker:
                 labs=[lab_grading.refused(lab, str(e)) for lab in labs],
                 notes=[f"submission refused: {e}"],
                 options=self.config.fingerprint(),
-            )
+            ), []
         cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, toolchain.REPO / "labs", self.src / "labs")
@@ -273,18 +292,9 @@ class Worker:
                     f"{result.labs[-1].timing}"
                 )
             trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
-            self._run_timed(timed or [], result, cell)
-            trace(f"{self.root.name} {student}: done")
-            errors = [
-                f"{r.lab}: {' '.join(r.reason.split())}"  # one line: progress, gradebook
-                for r in result.labs
-                if r.status == LabStatus.ERROR
-            ]
-            if errors:
-                result.error = "not graded (a fault of the machine or the grader): " + "; ".join(
-                    errors
-                )
-            return result
+            if defer and cell is None and timed:
+                return result, timed_stage.keep_runners(timed)
+            return self._finish(result, timed or [], cell, time.monotonic()), []
         finally:
             if sub.workdir is not None:
                 sub.workdir.cleanup()
@@ -342,43 +352,6 @@ class Worker:
         if self.sandbox is not None:
             self.sandbox.cleanup()
             self.sandbox = None
-
-
-# What meson writes for each tree itself, with that tree's absolute paths.
-_OWN_TO_EACH_TREE = {"build.ninja", "compile_commands.json", ".ninja_lock"}
-_OWN_DIRS = {"meson-private", "meson-info", "meson-logs", "meson-uninstalled"}
-
-
-def seed_build(seed: Path, build: Path, labs_dir: Path) -> None:
-    """A newly configured tree takes the outputs of `seed`, a build folder of the
-    same harness (another worker's, configured and built in this batch from the
-    same copy of the repository), with ninja's log and dependency records, so
-    that ninja finds the harness built: meson's compile commands name sources
-    relative to the build folder, so both trees run the same ones. The 16
-    workers of an H200 each built theirs, about 110 s together
-    (tests/gpu_runs/h200/throughput-*-slots*).
-
-    The lab files are then made newer than anything taken: whatever lab code
-    the seed's runner programs were built from, every object made from a lab
-    file is compiled here again. Nothing else of `seed` depends on a lab."""
-    newest = 0  # ns: the latest mtime among what was taken
-    for src in seed.rglob("*"):
-        rel = src.relative_to(seed)
-        if rel.parts[0] in _OWN_DIRS or rel.name in _OWN_TO_EACH_TREE or not src.is_file():
-            continue
-        dest = build / rel
-        if dest.exists() and rel.name not in (".ninja_log", ".ninja_deps"):
-            continue  # made by this tree's own configure
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest)
-        newest = max(newest, src.stat().st_mtime_ns)
-    # Just after the newest output taken, not "now": a compile that ccache
-    # answers in a millisecond is stamped by the kernel's coarse clock, which
-    # can lag a precise "now" and leave its object older than its source.
-    after = newest + 1000
-    for f in labs_dir.rglob("*"):
-        if f.is_file() and f.stat().st_mtime_ns <= newest:
-            os.utime(f, ns=(after, after))
 
 
 def install_reference(course: labmeta.Course, dest_labs: Path) -> None:

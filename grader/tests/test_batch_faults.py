@@ -19,7 +19,7 @@ from conftest import student_folder
 from test_batch import LAB01
 
 from grader import labmeta
-from grader.commands import batch, batch_config, batch_worker
+from grader.commands import batch, batch_config, batch_guard, batch_worker
 from grader.engine import lab_grading, submissions
 from grader.infra import proc, store, toolchain
 from grader.results import LabResult
@@ -94,10 +94,10 @@ def test_a_fault_while_grading_one_student_costs_only_that_student(
     specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("cal", "dee", "eli")]
     real = batch_worker.Worker._grade
 
-    def explode_for_dee(self, spec, student, course, labs):
+    def explode_for_dee(self, spec, student, course, labs, defer=False):
         if student == "dee":
             raise IsADirectoryError(21, "Is a directory", "cpu_sum.cpp")
-        return real(self, spec, student, course, labs)
+        return real(self, spec, student, course, labs, defer)
 
     monkeypatch.setattr(batch_worker.Worker, "_grade", explode_for_dee)
     results = batch.run_batch(specs, config(tmp_path), **QUIET)
@@ -248,7 +248,9 @@ def test_a_nearly_full_disk_is_refused_before_anything_is_built(
     from grader import cli
 
     usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(batch.shutil, "disk_usage", lambda p: usage(1 << 40, 1 << 40, 5 << 20))
+    monkeypatch.setattr(
+        batch_guard.shutil, "disk_usage", lambda p: usage(1 << 40, 1 << 40, 5 << 20)
+    )
     spec = str(student_folder(tmp_path, "ora"))
     code = cli.main(["batch", spec, "--out", str(tmp_path / "out"), "--lab", "01"])
     err = capsys.readouterr().err.strip().splitlines()

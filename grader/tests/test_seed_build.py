@@ -1,4 +1,4 @@
-"""A batch's workers share one build of the harness (batch_worker.seed_build):
+"""A batch's workers share one build of the harness (seed_build.seed_build):
 a new tree takes the first tree's outputs, and ninja then compiles only what
 is made from lab files there, never the lab code the first tree was built with."""
 

@@ -1,0 +1,45 @@
+"""What the workers of one GPU share in a batch, and the copy ceilings they measure."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from ..infra.gate import Gate
+from .batch_config import CEILING_DRIFT_BOUND
+
+
+@dataclass
+class Ceiling:
+    kind: str  # checker kind it was measured with
+    before: float = 0.0
+    after: float = 0.0
+    calibrated: float | None = None
+    device: str = ""
+
+    def drifted(self) -> bool:
+        return bool(
+            self.before
+            and self.after
+            and abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before
+        )
+
+
+class GpuGroup:
+    """What the workers of one GPU share: its gate, the copy ceilings its first
+    worker measured, the reference's fractions from that worker's preflight,
+    and how many of them are still grading (the last one measures again)."""
+
+    def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
+        # A drain for a quarter of the workers' timed runs (gate.py says why).
+        self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 4)) if shared else None
+        self.ceilings: dict[str, Ceiling] = {}
+        self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
+        self.grading = workers
+        self.lock = threading.Lock()
+
+    def leave(self) -> bool:
+        """One worker is done; True for the last."""
+        with self.lock:
+            self.grading -= 1
+            return self.grading == 0

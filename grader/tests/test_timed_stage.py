@@ -1,0 +1,114 @@
+"""A worker's students' timed parts in a stage of their own (commands/timed_stage.py):
+the worker goes on to its next student while they wait for the GPU alone, each
+part runs the runner its own student's build made, and one student at a time
+waits there."""
+
+import threading
+import time
+from pathlib import Path
+
+from grader import labmeta
+from grader.commands import batch_worker, timed_stage
+from grader.engine.lab_grading import TimedPart
+from grader.results import StudentResult
+
+LAB = labmeta.load().lab("07")
+
+
+def _part(runner: Path) -> TimedPart:
+    return TimedPart(LAB, None, None, runner.parent / "checker", runner, {})  # type: ignore[arg-type]
+
+
+def _runner(tmp_path: Path, text: str) -> Path:
+    runner = tmp_path / "tests" / "lab07-runner"
+    runner.parent.mkdir(exist_ok=True)
+    runner.write_text(text)
+    return runner
+
+
+def test_a_kept_runner_is_the_students_own_whatever_the_next_build_writes(tmp_path):
+    runner = _runner(tmp_path, "alice's build")
+    (kept,) = timed_stage.keep_runners([_part(runner)])
+    assert kept.runner.parent == runner.parent and kept.runner != runner  # its libraries beside it
+    runner.write_text("bob's build")  # the worker's next student
+    assert kept.runner.read_text() == "alice's build"
+    (again,) = timed_stage.keep_runners([_part(runner)])
+    assert again.runner != kept.runner  # two students' copies never share a name
+    timed_stage.drop_runners([kept, again])
+    assert not kept.runner.exists() and not again.runner.exists() and runner.exists()
+
+
+def test_one_student_at_a_time_waits_in_the_stage():
+    stage = timed_stage.TimedStage("w0")
+    order: list[str] = []
+    release = threading.Event()
+
+    def first():
+        release.wait(10)
+        order.append("first")
+
+    stage.submit(first)
+    submitted = threading.Event()
+
+    def submit_second():
+        stage.submit(lambda: order.append("second"))
+        submitted.set()
+
+    threading.Thread(target=submit_second).start()
+    time.sleep(0.05)
+    assert not submitted.is_set()  # the worker waits: no backlog grows
+    release.set()
+    assert submitted.wait(10)
+    stage.wait()
+    assert order == ["first", "second"]
+
+
+def _worker(tmp_path: Path, ran: list) -> batch_worker.Worker:
+    worker = batch_worker.Worker.__new__(batch_worker.Worker)
+    worker.root = tmp_path / "w3"
+
+    def run_timed(parts, result, cell):
+        ran.append(([p.runner.read_text() for p in parts], threading.current_thread().name))
+
+    worker._run_timed = run_timed  # type: ignore[method-assign]
+    return worker
+
+
+def test_a_deferred_student_is_completed_by_the_stage_with_its_own_runner(tmp_path):
+    runner = _runner(tmp_path, "alice's build")
+    ran: list = []
+    worker = _worker(tmp_path, ran)
+    result = StudentResult("alice", "spec", "hash", "commit", "date")
+
+    def grade(spec, student, course, labs, defer=False):
+        assert defer
+        return result, timed_stage.keep_runners([_part(runner)])
+
+    worker._grade = grade  # type: ignore[method-assign]
+    stage = timed_stage.TimedStage("w3")
+    delivered: list[StudentResult] = []
+    got = worker.grade_or_defer(
+        "spec",
+        "alice",
+        None,
+        [],
+        lambda complete: stage.submit(lambda: delivered.append(complete())),
+    )
+    assert got is None  # the worker may go on
+    runner.write_text("bob's build")
+    stage.wait()
+    assert delivered == [result] and not result.error
+    assert ran == [(["alice's build"], "w3-timed")]
+    assert [p.name for p in runner.parent.iterdir()] == ["lab07-runner"]  # the copy is gone
+
+
+def test_without_a_stage_the_worker_runs_the_timed_parts_itself(tmp_path):
+    runner = _runner(tmp_path, "alice's build")
+    ran: list = []
+    worker = _worker(tmp_path, ran)
+    result = StudentResult("alice", "spec", "hash", "commit", "date")
+    worker._grade = lambda spec, student, course, labs, defer=False: (  # type: ignore[method-assign]
+        (result, [_part(runner)]) if defer else (result, [])
+    )
+    assert worker.grade("spec", "alice", None, []) is result  # type: ignore[arg-type]
+    assert ran == []  # _grade ran them (defer False): nothing left over
