@@ -30,6 +30,20 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 nproc | tee -a "$OUT/gpu.txt"
 echo "${LAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$OUT/gpu.txt"  # the device copy's .git may lag
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
+# A grader stopped at its deadline must leave nothing on the GPU: say what it
+# left, and kill it, so that it cannot slow what this call measures next.
+# (7a9c4bb's grader once left a checker spinning on the class's endless loop,
+# and the bench after it measured half: tests/gpu_runs/README.md, bench-6ef3cb7.)
+strays() {
+  local left
+  left=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader)
+  if [[ -n "$left" ]]; then
+    echo "STRAY GPU PROCESSES after $1: $left" | tee -a "$OUT/strays.txt"
+    for p in $(nvidia-smi --query-compute-apps=pid --format=csv,noheader); do kill -9 "$p"; done
+  else
+    echo "no GPU process left after $1"
+  fi
+}
 
 if has study; then
   python3 tests/submissions/sanitizer_study.py "$OUT" --arch "$ARCH" \
@@ -43,6 +57,8 @@ if has new; then
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
+  sleep 2
+  strays "$name"
 fi
 if has old; then
   old=$(mktemp -d)
@@ -52,4 +68,6 @@ if has old; then
     --timeout 60 --copies "${OLD_COPIES:-$COPIES}" --deadline "${OLD_S:-${THROUGHPUT_S:-360}}"
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
+  sleep 2
+  strays "$name"
 fi
