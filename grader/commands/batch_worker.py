@@ -183,18 +183,21 @@ class Worker:
             if cell is not None:
                 cell.cleanup()
 
-    def not_graded(self, spec: str, student: str, e: Exception) -> StudentResult:
+    def new_result(self, spec: str, student: str, **fields) -> StudentResult:
+        """A student's result as this batch starts it, with `fields`."""
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        error = f"not graded: {type(e).__name__}: {e}"
         return StudentResult(
             student,
             spec,
             "",
             toolchain.git_commit(),
             now,
-            error=error,
             options=self.config.fingerprint(),
+            **fields,
         )
+
+    def not_graded(self, spec: str, student: str, e: Exception) -> StudentResult:
+        return self.new_result(spec, student, error=f"not graded: {type(e).__name__}: {e}")
 
     def grade(
         self, spec: str, student: str, course: labmeta.Course, labs: list[labmeta.Lab]
@@ -251,35 +254,22 @@ class Worker:
     ) -> tuple[StudentResult, list[TimedPart]]:
         """The student graded but for the timed parts it returns, which are
         left to run later only when `defer` allows it and no cell holds them."""
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         try:
             sub = submissions.open_submission(spec, student=student)
         except ValueError as e:
             # The submission itself is at fault (a link, a FIFO, no labs/ ...): a
             # grade of 0 with the reason, not a fault of the batch.
-            return StudentResult(
-                student,
-                spec,
-                "",
-                toolchain.git_commit(),
-                now,
-                labs=[lab_grading.refused(lab, str(e)) for lab in labs],
-                notes=[f"submission refused: {e}"],
-                options=self.config.fingerprint(),
+            refused = [lab_grading.refused(lab, str(e)) for lab in labs]
+            return self.new_result(
+                spec, student, labs=refused, notes=[f"submission refused: {e}"]
             ), []
         cell = self.isolation(student)
         try:
             notes = submissions.install(sub, course, toolchain.REPO / "labs", self.src / "labs")
-            result = StudentResult(
-                student,
-                spec,
-                submissions.content_hash(sub, course),
-                toolchain.git_commit(),
-                now,
-                notes=notes + sub.answer_notes,
-                options=self.config.fingerprint(),
-                answers=sub.answers,
+            result = self.new_result(
+                spec, student, notes=notes + sub.answer_notes, answers=sub.answers
             )
+            result.submission_hash = submissions.content_hash(sub, course)
             ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.

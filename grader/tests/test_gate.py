@@ -287,88 +287,77 @@ def test_a_batch_says_which_gpus_cuda_visible_devices_leaves(monkeypatch):
     assert gpus.visible_note().endswith("grading on GPU none of the machine's 2")
 
 
+class _Scene:
+    """A gate with one long shared run in flight ("busy"), and threads that
+    take it timed or shared, each noting its name in `order` once inside."""
+
+    def __init__(self, gate: Gate, busy: str = "busy") -> None:
+        self.gate, self.busy, self.order = gate, busy, []
+        self.threads: list[threading.Thread] = []
+        self._in, self._release = threading.Event(), threading.Event()
+        self._start(self._long)
+        self._in.wait(10)
+
+    def _long(self) -> None:
+        with self.gate.shared():
+            self._in.set()
+            self._release.wait(10)
+        self.order.append(f"{self.busy} out")
+
+    def _start(self, target, *args) -> threading.Thread:
+        t = threading.Thread(target=target, args=args)
+        t.start()
+        self.threads.append(t)
+        return t
+
+    def timed(self, name: str = "timed") -> None:
+        """Starts a timed run, and returns once it waits."""
+        waiting = self.gate._waiting
+        self._start(self._take, self.gate.exclusive, name)
+        while self.gate._waiting <= waiting:
+            time.sleep(0.001)
+
+    def shared(self, name: str = "shared") -> threading.Thread:
+        return self._start(self._take, self.gate.shared, name)
+
+    def _take(self, side, name: str) -> None:
+        with side():
+            self.order.append(name)
+
+    def end(self) -> list[str]:
+        """Ends the long run; the order once every thread is done."""
+        self._release.set()
+        for t in self.threads:
+            t.join(timeout=10)
+        assert not any(t.is_alive() for t in self.threads), "deadlock"
+        return self.order
+
+
 def test_a_batch_gate_drains_once_for_several_timed_runs():
     # Each drain costs every worker the longest run in flight, so a batch's gate
     # lets shared runs go on until drain_at timed runs wait, then serves them all.
-    gate = Gate("gpu", drain_at=2, drain_after=60)
-    order: list[str] = []
-    busy_in, release_busy = threading.Event(), threading.Event()
-
-    def busy():
-        with gate.shared():
-            busy_in.set()
-            release_busy.wait(10)
-        order.append("busy out")
-
-    def timed(name: str):
-        with gate.exclusive():
-            order.append(name)
-
-    def shared(name: str):
-        with gate.shared():
-            order.append(name)
-
-    b = threading.Thread(target=busy)
-    b.start()
-    busy_in.wait(10)
-    t1 = threading.Thread(target=timed, args=("timed-1",))
-    t1.start()
-    while not gate._waiting:
-        time.sleep(0.001)
-    s1 = threading.Thread(target=shared, args=("shared-1",))
-    s1.start()
-    s1.join(timeout=5)  # one timed run waiting: no drain yet
-    assert not s1.is_alive() and order == ["shared-1"]
-    t2 = threading.Thread(target=timed, args=("timed-2",))
-    t2.start()
-    while gate._waiting < 2:
-        time.sleep(0.001)
-    s2 = threading.Thread(target=shared, args=("shared-2",))
-    s2.start()
+    scene = _Scene(Gate("gpu", drain_at=2, drain_after=60))
+    scene.timed("timed-1")
+    first = scene.shared("shared-1")
+    first.join(timeout=5)  # one timed run waiting: no drain yet
+    assert not first.is_alive() and scene.order == ["shared-1"]
+    scene.timed("timed-2")
+    scene.shared("shared-2")
     time.sleep(0.05)
-    assert order == ["shared-1"]  # two waiting: new shared runs wait for both
-    release_busy.set()
-    for x in (b, t1, t2, s2):
-        x.join(timeout=10)
+    assert scene.order == ["shared-1"]  # two waiting: new shared runs wait for both
+    order = scene.end()
     assert order[:2] == ["shared-1", "busy out"]
     assert sorted(order[2:4]) == ["timed-1", "timed-2"] and order[4] == "shared-2"
 
 
 def test_a_lone_timed_run_waits_at_most_drain_after():
-    gate = Gate("gpu", drain_at=8, drain_after=0.2)
-    order: list[str] = []
-    busy_in, release_busy = threading.Event(), threading.Event()
-
-    def busy():
-        with gate.shared():
-            busy_in.set()
-            release_busy.wait(10)
-        order.append("busy out")
-
-    def timed():
-        with gate.exclusive():
-            order.append("timed")
-
-    def shared():
-        with gate.shared():
-            order.append("shared")
-
-    b = threading.Thread(target=busy)
-    b.start()
-    busy_in.wait(10)
-    t = threading.Thread(target=timed)
-    t.start()
-    while not gate._waiting:
-        time.sleep(0.001)
+    scene = _Scene(Gate("gpu", drain_at=8, drain_after=0.2))
+    scene.timed()
     time.sleep(0.3)  # past drain_after: a drain is due
-    s = threading.Thread(target=shared)
-    s.start()
+    scene.shared()
     time.sleep(0.05)
-    assert order == []
-    release_busy.set()
-    for x in (b, t, s):
-        x.join(timeout=10)
-    assert order == ["busy out", "timed", "shared"]
+    assert scene.order == []
+    assert scene.end() == ["busy out", "timed", "shared"]
 
 
 def test_a_timed_run_on_a_quiet_gpu_does_not_wait_for_a_drain():
@@ -382,41 +371,13 @@ def test_a_timed_run_on_a_quiet_gpu_does_not_wait_for_a_drain():
 def test_a_stall_lets_shared_runs_start_only_for_the_first_stall_seconds_of_a_drain():
     # Under load some run is nearly always stalled: unbounded, the exemption
     # starved the timed runs. Past stall_seconds of the drain, new runs wait.
-    gate = Gate("gpu", stall_seconds=0.3)
-    hung_in, release_hung = threading.Event(), threading.Event()
-    order: list[str] = []
-
-    def hung():
-        with gate.shared():
-            hung_in.set()
-            release_hung.wait(10)
-        order.append("hung out")
-
-    def timed():
-        with gate.exclusive():
-            order.append("timed")
-
-    def shared(name: str):
-        with gate.shared():
-            order.append(name)
-
-    h = threading.Thread(target=hung)
-    h.start()
-    hung_in.wait(10)
-    t = threading.Thread(target=timed)
-    t.start()
-    while not gate._waiting:
-        time.sleep(0.001)
-    early = threading.Thread(target=shared, args=("early",))
-    early.start()
+    scene = _Scene(Gate("gpu", stall_seconds=0.3), busy="hung")
+    scene.timed()
+    early = scene.shared("early")
     early.join(timeout=5)  # the hung run is stalled and the drain young: admitted
     assert not early.is_alive()
     time.sleep(0.4)  # the drain is now older than stall_seconds
-    late = threading.Thread(target=shared, args=("late",))
-    late.start()
+    scene.shared("late")
     time.sleep(0.1)
-    assert order == ["early"]  # waits, although the hung run is still stalled
-    release_hung.set()
-    for x in (h, t, late):
-        x.join(timeout=10)
-    assert order == ["early", "hung out", "timed", "late"]
+    assert scene.order == ["early"]  # waits, although the hung run is still stalled
+    assert scene.end() == ["early", "hung out", "timed", "late"]
