@@ -31,8 +31,8 @@ class GpuGroup:
     and how many of them are still grading (the last one measures again)."""
 
     def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
-        # A drain for a quarter of the workers' timed runs (gate.py says why).
-        self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 4)) if shared else None
+        # A drain for half the workers' timed runs (gate.py says why).
+        self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 2)) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
         self.grading = workers

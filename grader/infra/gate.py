@@ -47,7 +47,10 @@ STALL_SECONDS = 20.0
 
 # How long a timed run may wait before the gate drains for it alone: a
 # student's result waits that long at most for fewer than drain_at others.
-DRAIN_AFTER_SECONDS = 30.0
+# At 30 s (and drain_at a quarter of 16 workers) the timed runs waited a median
+# 33 s, so drains came every half minute, most of them behind a hung run: 997
+# student-labs an hour (tests/gpu_runs/h200/throughput-cbe0d74-j16-x4-cut.log).
+DRAIN_AFTER_SECONDS = 90.0
 
 # compute-sanitizer talks to its target through a socket named after the
 # target's PID (isolation.py), and runners in PID namespaces of their own have

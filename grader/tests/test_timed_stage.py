@@ -1,7 +1,7 @@
 """A worker's students' timed parts in a stage of their own (commands/timed_stage.py):
 the worker goes on to its next student while they wait for the GPU alone, each
-part runs the runner its own student's build made, and one student at a time
-waits there."""
+part runs the runner its own student's build made, and at most `depth` students
+wait there at once."""
 
 import threading
 import time
@@ -38,8 +38,8 @@ def test_a_kept_runner_is_the_students_own_whatever_the_next_build_writes(tmp_pa
     assert not kept.runner.exists() and not again.runner.exists() and runner.exists()
 
 
-def test_one_student_at_a_time_waits_in_the_stage():
-    stage = timed_stage.TimedStage("w0")
+def test_at_most_depth_students_wait_in_the_stage():
+    stage = timed_stage.TimedStage("w0", depth=1)
     order: list[str] = []
     release = threading.Event()
 
@@ -112,3 +112,14 @@ def test_without_a_stage_the_worker_runs_the_timed_parts_itself(tmp_path):
     )
     assert worker.grade("spec", "alice", None, []) is result  # type: ignore[arg-type]
     assert ran == []  # _grade ran them (defer False): nothing left over
+
+
+def test_with_depth_two_the_worker_goes_on_past_one_waiting_student():
+    stage = timed_stage.TimedStage("w0", depth=2)
+    release = threading.Event()
+    stage.submit(lambda: release.wait(10))
+    started = time.monotonic()
+    stage.submit(lambda: None)  # does not wait for the first
+    assert time.monotonic() - started < 1
+    release.set()
+    stage.wait()
