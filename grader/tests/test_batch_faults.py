@@ -302,14 +302,15 @@ DRIVER = textwrap.dedent("""
     def grade_lab(lab, build_dir, **kw):
         # A test binary that takes its time; the marker tells the test it runs.
         open({marker!r}, "w").close()
-        proc.run(["sleep", "97.25"], timeout=300)
+        for _ in range({sleeps}):  # killed, a worker goes on to its next step
+            proc.run(["sleep", "97.25"], timeout=300)
         return LabResult(lab=lab.id, title=lab.title, status="graded",
                          points_correctness=lab.points_correctness,
                          max_correctness=lab.points_correctness,
                          max_performance=lab.points_performance)
 
     lab_grading.grade_lab = grade_lab
-    batch_worker.Worker.prepare = lambda self, course, labs, progress=None: \\
+    batch_worker.Worker.prepare = lambda self, course, labs, progress=None, seed=None: \\
         submissions.copy_harness(toolchain.REPO, self.src)
     batch_worker.Worker.measure_ceilings = lambda *a, **k: None
     batch_worker.Worker.preflight = lambda *a, **k: None
@@ -330,7 +331,7 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
     tmp_path, sig, code
 ):
     driver, marker = tmp_path / "driver.py", tmp_path / "grading"
-    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker)))
+    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=1))
     spec = str(student_folder(tmp_path, "pat", "  return 42;\n"))
     out = tmp_path / "out"
     run = subprocess.Popen(
@@ -360,6 +361,43 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
     with open(out / ".batch.lock", "a") as lock:  # released: a rerun may start
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     assert store.load_result(out / "students" / "pat" / "result.json") is None
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
+def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(tmp_path):
+    # Workers go on to their next step until they see the stop: each process
+    # they start must die at once. Killing between waits of 0.2 s on each
+    # worker in turn let such a process live 3 s with 16 workers, and a batch
+    # took 35 s to stop (tests/gpu_runs/h200/throughput-c4ed17f-j16-x2-stop.log).
+    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
+    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=40))
+    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("a", "b", "c", "d")]
+    run = subprocess.Popen(
+        [sys.executable, str(driver), *specs, "--out", str(tmp_path / "out"), "--lab", "01"]
+        + ["--jobs-per-gpu", "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while len(_sleepers()) < 4 and time.time() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    if len(_sleepers()) < 4:
+        run.kill()
+        pytest.fail("four workers never ran at once: " + run.communicate()[1][-2000:])
+    run.send_signal(signal.SIGINT)
+    asked = time.monotonic()
+    try:
+        run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        pytest.fail("the batch did not stop")
+    # 40 steps a worker: about 0.1 s each now; about 0.8 s each (four workers
+    # waited on in turn) before.
+    assert time.monotonic() - asked < 12
+    assert run.returncode == 130
+    time.sleep(0.5)
+    assert not _sleepers()
 
 
 # -- a lab the grader cannot grade yet (lab 12) is left out of a batch's harness --
