@@ -226,8 +226,9 @@ def _run_locked(
                 pace.write_status(config.out / "status.json")
                 progress(f"[batch] {len(done)}/{total} {summary_line(res)}  " + pace.progress())
 
-        # Sharing a GPU, a student's timed parts wait for it in a stage of their own.
-        stage = TimedStage(worker.root.name) if worker.group.gate and not config.sandbox else None
+        # Sharing a GPU, a student's timed parts wait for it in a stage of their
+        # own (Worker._grade leaves them there only then, and never in a sandbox).
+        stage = TimedStage(worker.root.name)
         try:
             while not stop.is_set():
                 try:
@@ -236,18 +237,12 @@ def _run_locked(
                     break
 
                 def later(complete, spec=spec, student=student) -> None:
-                    assert stage is not None
                     stage.submit(lambda: deliver(spec, student, complete))
 
                 deliver(
-                    spec,
-                    student,
-                    lambda: worker.grade_or_defer(
-                        spec, student, course, labs, later if stage else None
-                    ),
+                    spec, student, lambda: worker.grade_or_defer(spec, student, course, labs, later)
                 )
-            if stage is not None:
-                stage.wait()  # this worker's last student's timed parts
+            stage.wait()  # this worker's last students' timed parts
             if worker.group.leave() and worker.ceilings and not stop.is_set():
                 worker.measure_ceilings(
                     [l for l in labs if worker.gpu or not l.needs_gpu], course, "after"
@@ -255,8 +250,7 @@ def _run_locked(
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
-            if stage is not None:
-                stage.wait()
+            stage.wait()
             worker.close()
 
     # Each worker sets its event when it is done. The main thread waits on the

@@ -218,21 +218,28 @@ class Worker:
         (given what runs them and completes the result: timed_stage)."""
         started = time.monotonic()
         result, timed = self._grade(spec, student, course, labs, defer=later is not None)
-        if timed and later is not None:
-            later(lambda: self._finish(result, timed, None, started))
-            return None
-        result.seconds = round(time.monotonic() - started, 1)
-        return result
 
-    def _finish(
-        self, result: StudentResult, timed: list[TimedPart], cell, started: float
-    ) -> StudentResult:
+        def stamped(done: StudentResult) -> StudentResult:
+            done.seconds = round(time.monotonic() - started, 1)
+            return done
+
+        if not timed:
+            return stamped(result)
+        assert later is not None  # _grade leaves timed parts only to a `later`
+        kept = timed_stage.keep_runners(timed)  # the next student's build replaces them
+
+        def complete() -> StudentResult:
+            try:
+                return stamped(self._finish(result, kept, None))
+            finally:
+                timed_stage.drop_runners(kept)
+
+        later(complete)
+        return None
+
+    def _finish(self, result: StudentResult, timed: list[TimedPart], cell) -> StudentResult:
         """The student's timed parts run, and the result completed."""
-        try:
-            self._run_timed(timed, result, cell)
-        finally:
-            if cell is None:
-                timed_stage.drop_runners(timed)
+        self._run_timed(timed, result, cell)
         trace(f"{self.root.name} {result.student}: done")
         errors = [
             f"{r.lab}: {' '.join(r.reason.split())}"  # one line: progress, gradebook
@@ -241,7 +248,6 @@ class Worker:
         ]
         if errors:
             result.error = "not graded (a fault of the machine or the grader): " + "; ".join(errors)
-        result.seconds = round(time.monotonic() - started, 1)
         return result
 
     def _grade(
@@ -283,8 +289,8 @@ class Worker:
                 )
             trace(f"{self.root.name} {student}: {len(timed or [])} timed part(s) wait")
             if defer and cell is None and timed:
-                return result, timed_stage.keep_runners(timed)
-            return self._finish(result, timed or [], cell, time.monotonic()), []
+                return result, timed
+            return self._finish(result, timed or [], cell), []
         finally:
             if sub.workdir is not None:
                 sub.workdir.cleanup()

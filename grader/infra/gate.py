@@ -11,8 +11,8 @@ which every phase of every worker (builds included) holds shared.
 
 A waiting timed run stops new shared runs from starting (writer preference):
 otherwise a busy GPU would never fall quiet. Except while a shared run has
-lasted longer than STALL_SECONDS, and then only for the drain's first
-STALL_SECONDS (_stall_admits says why): a student's endless loop holds the GPU until
+lasted longer than STALL_SECONDS, and then for STALL_SECONDS at most
+(_stall_admits says why): a student's endless loop holds the GPU until
 its timeout (30 s a call, twice), and with every other worker stopped behind
 the waiting timed run the whole batch idled that long (8 workers on an H100,
 about 50 s for each hung lab of the class: tests/gpu_runs/h100/
@@ -107,7 +107,6 @@ class Gate:
         self._slots = threading.BoundedSemaphore(run_slots) if run_slots else None
         self._cond = threading.Condition()
         self._exclusive = False
-        self._waiting = 0
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
@@ -135,23 +134,30 @@ class Gate:
                 del self._started[token]
                 self._cond.notify_all()
 
+    @property
+    def _waiting(self) -> int:
+        """Timed runs waiting. (lock held)"""
+        return len(self._waiting_since)
+
     def _drain_due(self) -> bool:
         """Must new shared runs wait for the timed ones? (lock held)"""
         if not self._waiting:
             self._draining = False
         elif not self._draining:
-            oldest = time.monotonic() - min(self._waiting_since)
-            self._draining = self._waiting >= self.drain_at or oldest >= self.drain_after
-            self._drain_since = time.monotonic()
+            now = time.monotonic()
+            oldest = now - min(self._waiting_since)
+            if self._waiting >= self.drain_at or oldest >= self.drain_after:
+                self._draining, self._drain_since = True, now
         return self._draining
 
     def _stall_admits(self) -> bool:
         """Does a stalled run let new shared runs start during a drain? Only for
-        stall_seconds from when the drain was due and a run stalled: under load every run lasts longer, so a
-        stalled run was nearly always in flight, runs started beside it kept the
-        GPU busy, and timed runs waited up to 118 s with 4 of 16 workers' timed
-        parts due (tests/gpu_runs/h200/throughput-a4ea9ab-j16-x4-cut.log).
-        Bounded, the drain waits at most for a hang's timeout. (lock held)"""
+        stall_seconds from when both the drain was due and a run had stalled:
+        under load every run lasts longer, so a stalled run was nearly always in
+        flight, runs started beside it kept the GPU busy, and timed runs waited
+        up to 118 s with 4 of 16 workers' timed parts due (tests/gpu_runs/h200/
+        throughput-a4ea9ab-j16-x4-cut.log). Bounded, the drain waits at most
+        for a hang's timeout. (lock held)"""
         if not self._stalled():
             return False
         stalled_since = min(self._started.values()) + self.stall_seconds
@@ -166,14 +172,12 @@ class Gate:
     def exclusive(self):
         started = time.monotonic()
         with self._cond:
-            self._waiting += 1
             self._waiting_since.append(started)
             self._cond.notify_all()  # shared runs waiting may now see a drain due
             try:
                 while self._exclusive or self._started:
                     self._cond.wait()
             finally:
-                self._waiting -= 1
                 self._waiting_since.remove(started)
             self._exclusive = True
             self.waited_seconds += time.monotonic() - started

@@ -82,7 +82,7 @@ def test_a_deferred_student_is_completed_by_the_stage_with_its_own_runner(tmp_pa
 
     def grade(spec, student, course, labs, defer=False):
         assert defer
-        return result, timed_stage.keep_runners([_part(runner)])
+        return result, [_part(runner)]
 
     worker._grade = grade  # type: ignore[method-assign]
     stage = timed_stage.TimedStage("w3")
