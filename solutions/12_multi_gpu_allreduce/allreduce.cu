@@ -7,10 +7,17 @@
 //   one-shot  every GPU reads every peer's whole buffer over NVLink and adds:
 //             one step, so the least latency, but each GPU receives (G-1)·n
 //             floats. With two GPUs that is n, which two-shot needs as well.
-//   two-shot  GPU r owns elements [r·n/G, (r+1)·n/G): it reads that share from
-//             every peer, adds, and writes the sum into every peer's output
-//             (reduce-scatter, then all-gather by remote stores). Each GPU
-//             receives 2·(G-1)/G·n floats, a quarter of one-shot's at 8 GPUs.
+//   two-shot  GPU r owns elements [r·n/G, (r+1)·n/G). Every GPU first stores
+//             each peer's share of its input into that peer's inbox (in the
+//             peer's workspace), then sums its own share from its input and
+//             its inbox and stores the sum into every GPU's output: a
+//             reduce-scatter, then an all-gather, both by remote stores. Each
+//             GPU receives 2·(G-1)/G·n floats, a quarter of one-shot's at 8.
+//             Why stores: NVLink carries a store's data one way, while a load
+//             sends a request and waits for the data to come back, and with
+//             both directions full the requests take room from the data. On two
+//             H200s the same two-shot made of remote loads reached 343 GB/s at
+//             2^28 floats, made of remote stores 364 (tests/gpu_runs/h200x2/).
 //   ring      (not here) NCCL's choice across many GPUs or nodes: each GPU
 //             talks to one neighbour only, so it needs only one link's worth of
 //             bandwidth per GPU; over NVSwitch, where every pair has a full
@@ -19,9 +26,12 @@
 // The flags. Block b of every GPU handles the same elements on every GPU, so
 // block b needs to meet only the blocks b of its peers, never a whole GPU:
 // it stores a value into slot [b][me] of each peer's flag table and waits
-// until its own slots [b][peer] hold that value. Twice per call:
+// until its own slots [b][peer] hold that value:
 //   start  a peer's block b running means the peer's stream reached this
-//          call, so its input is ready to be read;
+//          call, so its input is ready to be read, and its workspace and
+//          output may be written (until then the caller may still be zeroing
+//          or reading them);
+//   middle (two-shot) every peer's part of this GPU's share is in its inbox;
 //   end    every peer is done reading this GPU's buffers (which the caller may
 //          overwrite as soon as this GPU's kernel ends) and done writing into
 //          its outputs (two-shot).
@@ -31,8 +41,8 @@
 // the end barrier and already signalled the next call's start), never two, so
 // a waiter accepts any value at or past the one it waits for.
 //
-// Memory order across GPUs. The stores of a block (the sums pushed into a
-// peer's output) must be visible to the peer before the flag that says they
+// Memory order across GPUs. The stores of a block (what it pushed into a
+// peer's inbox or output) must be visible to the peer before the flag that says they
 // are done. __syncthreads() orders every thread's stores before the flag
 // store, and the flag store is a release at system scope (every GPU and the
 // host), which makes them visible to whoever acquires the flag at that scope:
@@ -44,9 +54,9 @@
 // In place, one-shot would race: a GPU that has written its sums into its
 // buffer (which is its input) while a slower peer still reads that buffer
 // gives the peer sums instead of inputs. So each GPU first copies its input
-// into its workspace, and the peers read that copy. Two-shot needs no copy:
-// the share a GPU reads from a peer is the share it then overwrites there,
-// element by element, in the same thread.
+// into its workspace, and the peers read that copy. Two-shot needs no copy: a
+// GPU's input is read by that GPU alone, and a peer stores sums into it only
+// after the middle meeting, when block b has already pushed those elements.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <cuda/atomic>
@@ -74,15 +84,20 @@ constexpr unsigned kMaxBlocks = 1024;
 // Sizes at and below this many floats go one-shot under kAuto, and in place a
 // one-shot call copies its input into the workspace, so the workspace holds
 // this many floats more. With 2 GPUs both algorithms receive n floats per GPU;
-// one-shot has no remote stores and less arithmetic per byte.
-constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 22;
+// one-shot meets its peers twice, two-shot three times, and its stores are
+// local. On two H200s (tests/gpu_runs/h200x2/, algbw GB/s, one-shot against
+// two-shot): 31.6 against 27.0 at 2^16 floats, 207.7 against 199.3 at 2^20,
+// 288.3 against 313.7 at 2^22.
+constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
 // Beyond two GPUs one-shot receives G/2 times two-shot's bytes ((G-1)·n against
 // 2·(G-1)/G·n): only the smallest sizes, where latency and not bytes sets the
 // time, stay one-shot.
 constexpr std::size_t kOneShotMaxBytesManyGpus = std::size_t{1} << 19;
 
-// The workspace: flag table, per-block counters, then (for one-shot in place)
-// a copy of the input.
+// The workspace: flag table, per-block counters, then one area that is the
+// copy of the input (one-shot in place) or the inbox (two-shot): G-1 slots of
+// one share each, where the peers push this GPU's share of their inputs. One
+// call at a time uses a workspace, so the two may overlap.
 struct Layout {
   static constexpr std::size_t kFlagWords = std::size_t{kMaxBlocks} * kAllreduceMaxGpus;
   static constexpr std::size_t kHeaderBytes =
@@ -92,18 +107,33 @@ struct Layout {
   static float* stage(void* ws) {
     return reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + kHeaderBytes);
   }
+  static float* inbox(void* ws) { return stage(ws); }
+  // Floats of one inbox slot: at least the largest share, ceil(n / G) floats or
+  // ceil(n / 4 / G) float4 units, and a multiple of 4 so that slots stay 16-byte
+  // aligned.
+  static std::size_t slot_floats(std::size_t n, int gpus) {
+    const auto g = static_cast<std::size_t>(gpus);
+    return ((n + g - 1) / g / 4 + 1) * 4;
+  }
 };
 
 struct Args {
   const float* src[kAllreduceMaxGpus];  // what the peers read: their input or its copy
   float* out[kAllreduceMaxGpus];
   unsigned* flags[kAllreduceMaxGpus];
-  const float* in;     // this rank's input
-  float* stage;        // this rank's copy of it, when it must make one (else nullptr)
-  unsigned* counters;  // this rank's per-block barrier counters
+  float* inbox[kAllreduceMaxGpus];  // each rank's inbox (two-shot)
+  std::size_t slot;                 // floats per inbox slot
+  const float* in;                  // this rank's input
+  float* stage;                     // this rank's copy of it, when it must make one (else nullptr)
+  unsigned* counters;               // this rank's per-block barrier counters
   std::size_t n;
   int rank;
 };
+
+// Where rank `from` pushes its part of rank `to`'s share: slots skip `to` itself.
+__device__ inline float* inbox_slot(const Args& a, int from, int to) {
+  return a.inbox[to] + static_cast<std::size_t>(from < to ? from : from - 1) * a.slot;
+}
 
 template <class Vec>
 struct Lanes;
@@ -156,21 +186,30 @@ __device__ Vec sum_at(const Args& a, std::size_t i) {
   return acc;
 }
 
-// Units (Vec) [begin, end) of this block's grid-stride share: for each, `use`.
-template <int G, class Vec, class Use>
-__device__ void for_units(const Args& a, std::size_t begin, std::size_t end, Use use) {
-  constexpr int U = kUnroll<G>;
+// Units (Vec) [begin, end) of this block's grid-stride share: for each unit i,
+// use(i, load(i)), with U loads in flight before the first use. Block b takes
+// the same units of [begin, end) on every rank.
+template <int U, class Load, class Use>
+__device__ void for_units(std::size_t begin, std::size_t end, Load load, Use use) {
+  using Vec = decltype(load(begin));
   const std::size_t stride = std::size_t{gridDim.x} * kThreads;
   std::size_t i = begin + std::size_t{blockIdx.x} * kThreads + threadIdx.x;
   for (; i + (U - 1) * stride < end; i += U * stride) {
     Vec s[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) s[u] = sum_at<G, Vec>(a, i + u * stride);
+    for (int u = 0; u < U; ++u) s[u] = load(i + u * stride);
 #pragma unroll
     for (int u = 0; u < U; ++u) use(i + u * stride, s[u]);
   }
-  for (; i < end; i += stride) use(i, sum_at<G, Vec>(a, i));
+  for (; i < end; i += stride) use(i, load(i));
 }
+
+// The sum of unit i over every rank's a.src, for_units' usual load.
+template <int G, class Vec>
+struct SumAt {
+  const Args& a;
+  __device__ Vec operator()(std::size_t i) const { return sum_at<G, Vec>(a, i); }
+};
 
 // The floats after the last whole Vec: fewer than 4, block 0 takes them.
 template <class Vec>
@@ -193,7 +232,7 @@ __global__ void __launch_bounds__(kThreads) one_shot(Args a) {
   }
   meet_peers<G>(a, base + 1);
   Vec* out = reinterpret_cast<Vec*>(a.out[a.rank]);
-  for_units<G, Vec>(a, 0, units, [&](std::size_t i, Vec v) { out[i] = v; });
+  for_units<kUnroll<G>>(0, units, SumAt<G, Vec>{a}, [&](std::size_t i, Vec v) { out[i] = v; });
   if (blockIdx.x == 0 && tail + t < a.n) a.out[a.rank][tail + t] = sum_at<G, float>(a, tail + t);
   meet_peers<G>(a, base + 2);
   if (t == 0) a.counters[blockIdx.x] = base + 2;
@@ -207,20 +246,52 @@ __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
   const unsigned base = t < G ? a.counters[blockIdx.x] : 0u;
   const std::size_t units = a.n / Lanes<Vec>::kWidth;
   const std::size_t tail = tail_begin<Vec>(a.n);
+  const Vec* in = reinterpret_cast<const Vec*>(a.in);
+  // Nothing may be written into a peer's workspace before its stream has
+  // reached this call: until then the caller may still be zeroing it.
   meet_peers<G>(a, base + 1);
-  // This rank's share of the units: the same cut on every rank.
+  // Reduce-scatter, pushed: the part of every peer's share that this block
+  // takes goes into that peer's inbox, by remote stores. Rank h's share is
+  // [units*h/G, units*(h+1)/G): the same cut on every rank.
+#pragma unroll 1
+  for (int k = 1; k < G; ++k) {
+    const int h = (a.rank + k) % G;  // not all ranks onto rank 0's link at once
+    const std::size_t begin = units * h / G, end = units * (h + 1) / G;
+    Vec* slot = reinterpret_cast<Vec*>(inbox_slot(a, a.rank, h));
+    for_units<8>(
+        begin, end, [&](std::size_t i) { return in[i]; },
+        [&](std::size_t i, Vec v) { slot[i - begin] = v; });
+  }
+  // The peers' parts of this rank's share have arrived.
+  meet_peers<G>(a, base + 2);
   const std::size_t begin = units * a.rank / G, end = units * (a.rank + 1) / G;
-  for_units<G, Vec>(a, begin, end, [&](std::size_t i, Vec v) {
+  const Vec* from[G];  // unit begin of every rank's part of this share
 #pragma unroll
-    for (int h = 0; h < G; ++h) reinterpret_cast<Vec*>(a.out[h])[i] = v;
-  });
+  for (int h = 0; h < G; ++h)
+    from[h] = h == a.rank ? in + begin : reinterpret_cast<const Vec*>(inbox_slot(a, h, a.rank));
+  // All-gather, pushed: the sum of each unit of the share into every output.
+  for_units<kUnroll<G>>(
+      begin, end,
+      [&](std::size_t i) {
+        Vec x[G];
+#pragma unroll
+        for (int h = 0; h < G; ++h) x[h] = from[h][i - begin];
+        Vec acc = x[0];
+#pragma unroll
+        for (int h = 1; h < G; ++h) acc = Lanes<Vec>::add(acc, x[h]);
+        return acc;
+      },
+      [&](std::size_t i, Vec v) {
+#pragma unroll
+        for (int h = 0; h < G; ++h) reinterpret_cast<Vec*>(a.out[h])[i] = v;
+      });
   if (a.rank == 0 && blockIdx.x == 0 && tail + t < a.n) {
     const float v = sum_at<G, float>(a, tail + t);
 #pragma unroll
     for (int h = 0; h < G; ++h) a.out[h][tail + t] = v;
   }
-  meet_peers<G>(a, base + 2);
-  if (t == 0) a.counters[blockIdx.x] = base + 2;
+  meet_peers<G>(a, base + 3);
+  if (t == 0) a.counters[blockIdx.x] = base + 3;
   // ---- end ----
 }
 
@@ -294,7 +365,9 @@ using namespace lab12;
 
 std::size_t allreduce_workspace_bytes(std::size_t n, int gpus) {
   if (gpus < 2) return 0;
-  return Layout::kHeaderBytes + (stages(n) ? n * sizeof(float) : 0);
+  const std::size_t stage = stages(n) ? n : 0;
+  const std::size_t inbox = static_cast<std::size_t>(gpus - 1) * Layout::slot_floats(n, gpus);
+  return Layout::kHeaderBytes + std::max(stage, inbox) * sizeof(float);
 }
 
 void allreduce_sum(const AllreduceRank* ranks, int gpus, std::size_t n,
@@ -326,6 +399,7 @@ void allreduce_sum(const AllreduceRank* ranks, int gpus, std::size_t n,
 
   Args a{};
   a.n = n;
+  a.slot = Layout::slot_floats(n, gpus);
   bool vectors = true;
   int fewest_sms = 1 << 30;
   for (int r = 0; r < gpus; ++r) {
@@ -334,6 +408,7 @@ void allreduce_sum(const AllreduceRank* ranks, int gpus, std::size_t n,
     a.src[r] = staged ? Layout::stage(k.workspace) : k.in;
     a.out[r] = k.out;
     a.flags[r] = Layout::flags(k.workspace);
+    a.inbox[r] = Layout::inbox(k.workspace);
     vectors = vectors && aligned16(k.in) && aligned16(k.out) && aligned16(a.src[r]);
     fewest_sms = std::min(fewest_sms, sm_count(k.device));
   }
