@@ -37,7 +37,9 @@ struct AllreduceRank {
 // Bytes of workspace each GPU needs for n floats over `gpus` GPUs.
 //
 // The workspace rule of every contract (sum_contract.cuh): the caller zeroes
-// each GPU's workspace once, when it allocates it, and passes it unchanged to
+// each GPU's workspace once, when it allocates it (done before the first call:
+// a peer GPU may write into it from the first instruction of its part of that
+// call, before this GPU's stream has reached it), and passes it unchanged to
 // every call with that n and that list of GPUs; a call finds it as the previous
 // call left it, and may keep counters there (lab 12 keeps the flags its GPUs
 // signal each other with). One set of workspaces serves one call at a time:

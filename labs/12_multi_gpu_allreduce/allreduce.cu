@@ -26,12 +26,11 @@
 // The flags. Block b of every GPU handles the same elements on every GPU, so
 // block b needs to meet only the blocks b of its peers, never a whole GPU:
 // it stores a value into slot [b][me] of each peer's flag table and waits
-// until its own slots [b][peer] hold that value:
+// until its own slots [b][peer] hold that value. Twice per call:
 //   start  a peer's block b running means the peer's stream reached this
-//          call, so its input is ready to be read, and its workspace and
-//          output may be written (until then the caller may still be zeroing
-//          or reading them);
-//   middle (two-shot) every peer's part of this GPU's share is in its inbox;
+//          call, so its input is ready to be read and its output may be
+//          written. Two-shot meets for the first time once it has pushed its
+//          inputs (below), which also says that this GPU's inbox is full;
 //   end    every peer is done reading this GPU's buffers (which the caller may
 //          overwrite as soon as this GPU's kernel ends) and done writing into
 //          its outputs (two-shot).
@@ -56,7 +55,7 @@
 // gives the peer sums instead of inputs. So each GPU first copies its input
 // into its workspace, and the peers read that copy. Two-shot needs no copy: a
 // GPU's input is read by that GPU alone, and a peer stores sums into it only
-// after the middle meeting, when block b has already pushed those elements.
+// after its block b has met this GPU's block b, which has pushed them by then.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <cuda/atomic>
@@ -81,17 +80,18 @@ constexpr unsigned kThreads = 512;
 // can be in flight together.
 constexpr unsigned kBlocksPerSm = 1;
 constexpr unsigned kMaxBlocks = 1024;
-// Sizes at and below this many floats go one-shot under kAuto, and in place a
-// one-shot call copies its input into the workspace, so the workspace holds
-// this many floats more. With 2 GPUs both algorithms receive n floats per GPU;
-// one-shot meets its peers twice, two-shot three times, and its stores are
-// local. On two H200s (tests/gpu_runs/h200x2/, algbw GB/s, one-shot against
-// two-shot): 31.6 against 27.0 at 2^16 floats, 207.7 against 199.3 at 2^20,
-// 288.3 against 313.7 at 2^22.
+// A one-shot call in place first copies its input into the workspace (the
+// stage), up to this many floats; above it, such a call runs as two-shot, which
+// needs no copy, rather than double the workspace of a large call.
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
-// Beyond two GPUs one-shot receives G/2 times two-shot's bytes ((G-1)·n against
-// 2·(G-1)/G·n): only the smallest sizes, where latency and not bytes sets the
-// time, stay one-shot.
+// kAuto. With two GPUs both algorithms receive n floats per GPU, one-shot by
+// remote loads, two-shot by remote stores, and two-shot is the faster at every
+// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-variants-*.json,
+// algbw) 34.2 against 31.6 GB/s at 2^16 floats, 225.7 against 207.9 at 2^20,
+// 364.5 against 335.9 at 2^28. Beyond two GPUs one-shot receives G/2 times
+// two-shot's bytes ((G-1)·n against 2·(G-1)/G·n): only the smallest sizes,
+// where latency and not bytes sets the time, may go one-shot (not measured:
+// no machine here has more than two GPUs).
 constexpr std::size_t kOneShotMaxBytesManyGpus = std::size_t{1} << 19;
 
 // The workspace: flag table, per-block counters, then one area that is the
@@ -236,18 +236,17 @@ template <int G, class Vec>
 __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
   // ---- your code here (two_shot) ----
   // TODO: this GPU owns the units [units*rank/G, units*(rank+1)/G) of every
-  // buffer. Meet the peers (start: their workspaces may be written from now on);
-  // store each peer's share of your input into your slot of its inbox
-  // (inbox_slot(a, a.rank, h), indexed from the share's first unit) with
-  // for_units; meet again (middle: your own inbox is full); sum each unit of
-  // your share over the ranks in rank order (your input for your own rank, your
-  // inbox slots for the others) and store the sum into a.out[h] of every rank h;
-  // rank 0's block 0 also takes the last n mod 4 floats; meet a last time
-  // (end), with values counted on from a.counters[blockIdx.x], which thread 0
-  // leaves three further on. Traps: every rank must cut the units the same way,
-  // the shares must cover every unit once for any n (G need not divide it), and
-  // nothing may be stored into a peer before the first meeting.
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // buffer. Store each peer's share of your input into your slot of that peer's
+  // inbox (inbox_slot(a, a.rank, h), indexed from the share's first unit) with
+  // for_units; then meet the peers (your own inbox is full from then on, and
+  // their outputs may be written); sum each unit of your share over the ranks in
+  // rank order (your input for your own rank, your inbox slots for the others)
+  // and store the sum into a.out[h] of every rank h; rank 0's block 0 also takes
+  // the last n mod 4 floats; meet again, with values counted on from
+  // a.counters[blockIdx.x], which thread 0 leaves two further on. Traps: every
+  // rank must cut the units the same way, the shares must cover every unit once
+  // for any n (G need not divide it), and no sum may be read from the inbox
+  // before the meeting that says the peers' parts are in it.
   LAB_TODO();
   // ---- end ----
 }
@@ -286,8 +285,7 @@ Kernel kernel_for(int gpus, AllreduceAlgorithm algorithm, bool vectors) {
 }
 
 AllreduceAlgorithm choose(std::size_t n, int gpus) {
-  const bool small =
-      gpus == 2 ? n <= kOneShotMaxFloats : n * sizeof(float) <= kOneShotMaxBytesManyGpus;
+  const bool small = gpus > 2 && n * sizeof(float) <= kOneShotMaxBytesManyGpus;
   return small ? AllreduceAlgorithm::kOneShot : AllreduceAlgorithm::kTwoShot;
 }
 

@@ -26,12 +26,11 @@
 // The flags. Block b of every GPU handles the same elements on every GPU, so
 // block b needs to meet only the blocks b of its peers, never a whole GPU:
 // it stores a value into slot [b][me] of each peer's flag table and waits
-// until its own slots [b][peer] hold that value:
+// until its own slots [b][peer] hold that value. Twice per call:
 //   start  a peer's block b running means the peer's stream reached this
-//          call, so its input is ready to be read, and its workspace and
-//          output may be written (until then the caller may still be zeroing
-//          or reading them);
-//   middle (two-shot) every peer's part of this GPU's share is in its inbox;
+//          call, so its input is ready to be read and its output may be
+//          written. Two-shot meets for the first time once it has pushed its
+//          inputs (below), which also says that this GPU's inbox is full;
 //   end    every peer is done reading this GPU's buffers (which the caller may
 //          overwrite as soon as this GPU's kernel ends) and done writing into
 //          its outputs (two-shot).
@@ -56,7 +55,7 @@
 // gives the peer sums instead of inputs. So each GPU first copies its input
 // into its workspace, and the peers read that copy. Two-shot needs no copy: a
 // GPU's input is read by that GPU alone, and a peer stores sums into it only
-// after the middle meeting, when block b has already pushed those elements.
+// after its block b has met this GPU's block b, which has pushed them by then.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <cuda/atomic>
@@ -81,17 +80,18 @@ constexpr unsigned kThreads = 512;
 // can be in flight together.
 constexpr unsigned kBlocksPerSm = 1;
 constexpr unsigned kMaxBlocks = 1024;
-// Sizes at and below this many floats go one-shot under kAuto, and in place a
-// one-shot call copies its input into the workspace, so the workspace holds
-// this many floats more. With 2 GPUs both algorithms receive n floats per GPU;
-// one-shot meets its peers twice, two-shot three times, and its stores are
-// local. On two H200s (tests/gpu_runs/h200x2/, algbw GB/s, one-shot against
-// two-shot): 31.6 against 27.0 at 2^16 floats, 207.7 against 199.3 at 2^20,
-// 288.3 against 313.7 at 2^22.
+// A one-shot call in place first copies its input into the workspace (the
+// stage), up to this many floats; above it, such a call runs as two-shot, which
+// needs no copy, rather than double the workspace of a large call.
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
-// Beyond two GPUs one-shot receives G/2 times two-shot's bytes ((G-1)·n against
-// 2·(G-1)/G·n): only the smallest sizes, where latency and not bytes sets the
-// time, stay one-shot.
+// kAuto. With two GPUs both algorithms receive n floats per GPU, one-shot by
+// remote loads, two-shot by remote stores, and two-shot is the faster at every
+// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-variants-*.json,
+// algbw) 34.2 against 31.6 GB/s at 2^16 floats, 225.7 against 207.9 at 2^20,
+// 364.5 against 335.9 at 2^28. Beyond two GPUs one-shot receives G/2 times
+// two-shot's bytes ((G-1)·n against 2·(G-1)/G·n): only the smallest sizes,
+// where latency and not bytes sets the time, may go one-shot (not measured:
+// no machine here has more than two GPUs).
 constexpr std::size_t kOneShotMaxBytesManyGpus = std::size_t{1} << 19;
 
 // The workspace: flag table, per-block counters, then one area that is the
@@ -247,12 +247,11 @@ __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
   const std::size_t units = a.n / Lanes<Vec>::kWidth;
   const std::size_t tail = tail_begin<Vec>(a.n);
   const Vec* in = reinterpret_cast<const Vec*>(a.in);
-  // Nothing may be written into a peer's workspace before its stream has
-  // reached this call: until then the caller may still be zeroing it.
-  meet_peers<G>(a, base + 1);
   // Reduce-scatter, pushed: the part of every peer's share that this block
   // takes goes into that peer's inbox, by remote stores. Rank h's share is
-  // [units*h/G, units*(h+1)/G): the same cut on every rank.
+  // [units*h/G, units*(h+1)/G): the same cut on every rank. No meeting is
+  // needed first: the peer read its inbox last in the previous call, and
+  // this GPU's previous call ended only once every peer had met it at the end.
 #pragma unroll 1
   for (int k = 1; k < G; ++k) {
     const int h = (a.rank + k) % G;  // not all ranks onto rank 0's link at once
@@ -263,7 +262,7 @@ __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
         [&](std::size_t i, Vec v) { slot[i - begin] = v; });
   }
   // The peers' parts of this rank's share have arrived.
-  meet_peers<G>(a, base + 2);
+  meet_peers<G>(a, base + 1);
   const std::size_t begin = units * a.rank / G, end = units * (a.rank + 1) / G;
   const Vec* from[G];  // unit begin of every rank's part of this share
 #pragma unroll
@@ -290,8 +289,8 @@ __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
 #pragma unroll
     for (int h = 0; h < G; ++h) a.out[h][tail + t] = v;
   }
-  meet_peers<G>(a, base + 3);
-  if (t == 0) a.counters[blockIdx.x] = base + 3;
+  meet_peers<G>(a, base + 2);
+  if (t == 0) a.counters[blockIdx.x] = base + 2;
   // ---- end ----
 }
 
@@ -329,8 +328,7 @@ Kernel kernel_for(int gpus, AllreduceAlgorithm algorithm, bool vectors) {
 }
 
 AllreduceAlgorithm choose(std::size_t n, int gpus) {
-  const bool small =
-      gpus == 2 ? n <= kOneShotMaxFloats : n * sizeof(float) <= kOneShotMaxBytesManyGpus;
+  const bool small = gpus > 2 && n * sizeof(float) <= kOneShotMaxBytesManyGpus;
   return small ? AllreduceAlgorithm::kOneShot : AllreduceAlgorithm::kTwoShot;
 }
 

@@ -306,6 +306,9 @@ Row bench_size(Rig& rig, int log2n, std::uint64_t seed) {
     g.workspace = lab::DeviceBuffer<unsigned char>(ws_bytes);
     g.workspace.fill_bytes(0, rig.stream(r));  // the contract's rule: zeroed once, then kept
   }
+  // Zeroed before the first call anywhere: a peer may write into a workspace
+  // (its flags, two-shot's inbox) before this GPU's stream reaches the call.
+  rig.synchronize();
   const std::vector<AllreduceRank> oop = rig.ranks(false), inp = rig.ranks(true);
   using A = AllreduceAlgorithm;
   struct Case {
