@@ -539,7 +539,7 @@ int main(int argc, char** argv) {
             ",\"notes\":" +
             lab::json_string("algbw = bytes of one GPU's buffer / time; busbw = algbw * 2(G-1)/G; "
                              "ref = auto out of place; ref_one_shot_in_place runs two-shot above "
-                             "the reference's in-place stage (2^22 floats); copy_all = every GPU "
+                             "the reference's in-place stage (2^20 floats); copy_all = every GPU "
                              "pulls n floats from the next at once, copy_one = GPU 0 from GPU 1") +
             ",\"sizes\":[";
     for (std::size_t i = 0; i < rows.size(); ++i)
