@@ -149,8 +149,8 @@ def test_case_lines(lab: Lab) -> list[str]:
 
 
 def missing_block(ev: Evidence, lab: Lab) -> str:
-    if not lab.meta.behind_checker:
-        # Lab 12 spans GPUs: gpucheck (one GPU, the checker) does not run it.
+    if lab.meta.min_gpus > 1:
+        # Lab 12 spans GPUs: gpucheck (one GPU) does not run it.
         return "\n".join(lab12_block())
     return "\n".join(
         [
