@@ -59,6 +59,13 @@ class Lab:
         01-11), so that the grader can grade it."""
         return self.kind not in UNCHECKED_KINDS
 
+    @property
+    def spans_gpus(self) -> bool:
+        """Whether one call spans several GPUs (lab 12's all-reduce): graded on a
+        machine of min_gpus or more; its bench, calibration and GPU evidence are
+        its own (tests/gpu_runs/lab12_gpu.sh), not the one-GPU labs' routines."""
+        return self.min_gpus > 1
+
 
 @dataclass(frozen=True)
 class Peer:

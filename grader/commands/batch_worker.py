@@ -34,6 +34,13 @@ if TYPE_CHECKING:
     from ..infra.sandbox import Sandbox
 
 
+# Whose GPUs a batch grades with, in cannot_grade's words: each worker holds one
+# GPU (CUDA_VISIBLE_DEVICES), so lab 12, whose calls span two GPUs or more, is
+# reported not graded in a batch rather than graded on one GPU, where its
+# multi-GPU tests would skip. `grader grade 12` on a machine of 2+ GPUs grades it.
+BATCH_WORKER = "a batch worker (each holds one GPU)"
+
+
 class Worker:
     """A tree and build folder of the instructor's harness, on one GPU."""
 
@@ -59,6 +66,20 @@ class Worker:
         self.machine = machine  # the machine gate, when workers share it
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
+
+    @property
+    def gpu_count(self) -> int:
+        """The GPUs this worker's checkers see: the one it holds, or (a Slurm
+        task's worker) those CUDA_VISIBLE_DEVICES leaves."""
+        return 1 if self.gpu is not None else len(gpus.visible())
+
+    def gradable(self, lab: labmeta.Lab) -> bool:
+        """Whether this worker grades `lab`: not lab 12 (min_gpus 2) on a
+        worker of one GPU, which is reported not graded with the reason."""
+        return lab.behind_checker and self.cannot_grade(lab) is None
+
+    def cannot_grade(self, lab: labmeta.Lab) -> str | None:
+        return lab_grading.cannot_grade(lab, self.gpu_count, where=BATCH_WORKER)
 
     @property
     def env(self) -> dict[str, str]:
@@ -98,9 +119,9 @@ class Worker:
             toolchain.configure(self.build, options, source=self.src)
             if seed is not None:
                 seed_build(seed, self.build, self.src / "labs")
-        # Lab 12 has no checker yet: it is never graded (lab_grading.cannot_grade),
-        # and its program is built per student only for the compile error it may show.
-        checked = [lab for lab in labs if lab.behind_checker]
+        # A lab this worker cannot grade (lab 12 on one GPU) is built per student
+        # only for the compile error it may show.
+        checked = [lab for lab in labs if self.gradable(lab)]
         checkers = sorted({lab_grading.checker_target(lab) for lab in checked})
         built = toolchain.build(
             self.build, checkers + [lab_grading.runner_target(l, "labs") for l in checked]
@@ -130,7 +151,7 @@ class Worker:
         kinds = {
             ("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab)
             for lab in labs
-            if lab.behind_checker
+            if self.gradable(lab)
         }
         for side, target in kinds.items():
             done = proc.run(
@@ -156,8 +177,8 @@ class Worker:
         cell = self.isolation("reference-preflight")
         try:
             for lab in labs:
-                if not lab.behind_checker:
-                    continue  # never graded (lab_grading.cannot_grade): nothing to check
+                if not self.gradable(lab):
+                    continue  # never graded here (lab_grading.cannot_grade): nothing to check
                 # The linked policy check too: the reference against itself must
                 # compile and be judged clean here, or no student's file can be.
                 # Timed too: a student's feedback quotes the reference's fraction on
@@ -322,6 +343,8 @@ class Worker:
             policy_work=self.root / "policy",
             gate=self.group.gate,
             timed_later=timed,
+            gpu_count=self.gpu_count,
+            where=BATCH_WORKER,
         )
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r

@@ -18,7 +18,7 @@ def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRu
     course = labmeta.load()
     results = {}
     for lab in course.labs:
-        if not lab.needs_gpu or not lab.behind_checker:
+        if not lab.needs_gpu or lab.spans_gpus:
             continue  # lab 12's bench (several GPUs, NCCL): tests/gpu_runs/lab12_gpu.sh
         for binary in bench_binaries(build_dir, lab.id):
             progress(f"[bench] {binary.name} ...")

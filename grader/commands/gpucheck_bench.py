@@ -106,7 +106,7 @@ def bench_part(
     bad = False
     labs = ev.labs if ev.labs is not None else {}
     for lab in course.labs:
-        if not lab.needs_gpu or not lab.behind_checker:
+        if not lab.needs_gpu or lab.spans_gpus:
             continue  # lab 12's bench (several GPUs, NCCL): tests/gpu_runs/lab12_gpu.sh
         entry = labs.setdefault(lab.id, LabEvidence())
         print(f"[gpucheck] {lab.id} bench ...", flush=True)

@@ -29,8 +29,8 @@ def labs_part(
     bad = False
     labs = ev.labs if ev.labs is not None else {}
     for lab in course.labs:
-        if not lab.behind_checker:
-            continue  # lab 12: tests/gpu_runs/lab12_gpu.sh runs its tests
+        if lab.spans_gpus:
+            continue  # lab 12: tests/gpu_runs/lab12_gpu.sh runs its tests on 2+ GPUs
         entry = labs.setdefault(lab.id, LabEvidence())
         checker = build_dir / "tests" / lab_grading.checker_target(lab)
         for impl in ("solutions", "labs"):

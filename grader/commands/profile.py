@@ -52,7 +52,7 @@ def previous_bench(
 ) -> str | None:
     """The bench to compare `bench` with: the nearest earlier GPU lab with a bench
     of the same contract, else the previous GPU lab's first bench."""
-    gpu_labs = [x for x in course.labs if x.needs_gpu and x.behind_checker]
+    gpu_labs = [x for x in course.labs if x.needs_gpu and not x.spans_gpus]
     earlier = gpu_labs[: gpu_labs.index(lab)] if lab in gpu_labs else []
     want = contract_of(bench)
     for x in reversed(earlier):
@@ -137,7 +137,7 @@ def run(
     labs = (
         [course.lab(x) for x in lab_ids]
         if lab_ids
-        else [x for x in course.labs if x.needs_gpu and x.behind_checker]
+        else [x for x in course.labs if x.needs_gpu and not x.spans_gpus]
     )
     cpu = [x.id for x in labs if not x.needs_gpu]
     if cpu:

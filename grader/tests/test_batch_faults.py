@@ -400,18 +400,20 @@ def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(t
     assert not _sleepers()
 
 
-# -- a lab the grader cannot grade yet (lab 12) is left out of a batch's harness --
+# -- a lab a worker cannot grade (lab 12: two GPUs) is left out of its harness --
 
 
-def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_checked_labs(
+def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_labs_it_grades(
     tmp_path, monkeypatch
 ):
-    """Lab 12 has no checker: a batch of every lab (the default) must neither ask
-    ninja for a checker-gpu_allreduce that does not exist, nor measure a ceiling
-    through it, nor stop in the preflight because lab 12 is "not graded"."""
+    """Lab 12's calls span two GPUs or more and a batch worker holds one: a batch
+    of every lab (the default) must neither build checker-gpu_allreduce there,
+    nor measure a ceiling through it, nor stop in the preflight because lab 12
+    is "not graded" on one GPU."""
     course = labmeta.load()
     lab01, lab12 = course.lab("01"), course.lab("12")
-    assert not lab12.behind_checker
+    assert lab12.behind_checker and lab12.spans_gpus
+    monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: 1))
     built: list[str] = []
     monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
     monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
@@ -447,6 +449,28 @@ def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_checked_lab
     monkeypatch.setattr(batch_worker, "install_reference", lambda course, dest: None)
     worker.preflight(course, [lab01, lab12], progress=lambda *_: None)
     assert graded == [lab01.id]
-    # A student's lab 12 is "not graded", with the reason, and builds nothing.
-    why = lab_grading.cannot_grade(lab12, 0)
-    assert why and "trusted checker" in why
+    # A student's lab 12 is not graded there, with the reason, and builds nothing.
+    why = worker.cannot_grade(lab12)
+    assert why and "a batch worker (each holds one GPU)" in why and "needs 2 or more" in why
+    assert not worker.gradable(lab12) and worker.gradable(lab01)
+
+
+def test_a_batch_worker_of_two_gpus_grades_lab_12(tmp_path, monkeypatch):
+    """A worker that sees two GPUs (a Slurm task given two) builds lab 12's
+    checker and runner and grades it like any other lab."""
+    course = labmeta.load()
+    lab12 = course.lab("12")
+    monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: 2))
+    built: list[str] = []
+    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
+    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
+
+    def build(build_dir, targets, timeout=0):
+        built.extend(targets)
+        return toolchain.BuildResult(",".join(targets), True)
+
+    monkeypatch.setattr(toolchain, "build", build)
+    worker = batch_worker.Worker(tmp_path / "w", None, config(tmp_path))
+    worker.prepare(course, [lab12], progress=lambda *_: None)
+    assert built == ["checker-gpu_allreduce", "12_multi_gpu_allreduce-runner-labs"]
+    assert worker.gradable(lab12) and worker.cannot_grade(lab12) is None

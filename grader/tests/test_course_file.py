@@ -46,14 +46,14 @@ def test_lab_12_needs_two_gpus_and_says_so_on_one():
     from grader.engine.lab_grading import cannot_grade
 
     lab = labmeta.load().lab("12")
-    assert lab.min_gpus == 2 and lab.needs_gpu and not lab.behind_checker
+    assert lab.min_gpus == 2 and lab.needs_gpu and lab.behind_checker and lab.spans_gpus
     one = cannot_grade(lab, 1)
     assert one is not None and "cannot be graded on this machine" in one
     assert "needs 2 or more NVIDIA GPUs" in one and "this machine has 1" in one
-    # With enough GPUs it is still not graded, and says why instead of a score.
-    two = cannot_grade(lab, 2)
-    assert two is not None and "not graded" in two and "trusted checker" in two
+    # Behind the trusted checker: with enough GPUs nothing stands in the way.
+    assert cannot_grade(lab, 2) is None and cannot_grade(lab, 8) is None
     assert cannot_grade(labmeta.load().lab("09"), 1) is None
+    assert not labmeta.load().lab("09").spans_gpus
 
 
 @pytest.mark.parametrize("value", ["0", "9", "1.5", '"two"', "true"])
@@ -320,7 +320,6 @@ def test_calibrate_edits_only_inside_its_lab_table(tmp_path):
         (0, "02", "not run: this machine has no NVIDIA GPU"),
         (0, "12", "not run: this machine has no NVIDIA GPU"),
         (1, "12", "cannot be graded on this machine"),
-        (2, "12", "not graded: lab 12's tests do not yet run behind the trusted checker"),
     ],
 )
 def test_grade_builds_a_lab_it_cannot_run_and_says_why(monkeypatch, gpu_count, lab, words):
@@ -340,3 +339,32 @@ def test_grade_builds_a_lab_it_cannot_run_and_says_why(monkeypatch, gpu_count, l
     (r,) = report.labs
     assert r.status == "skipped" and r.reason.startswith(words) and report.max_points == 0
     assert built[-1].endswith("labs") and "building only" in messages[-1]
+
+
+def test_grade_on_two_gpus_builds_lab_12s_checker_and_runner_and_grades_it(monkeypatch):
+    """Lab 12 is behind the trusted checker: on two GPUs `grade 12` builds
+    checker-gpu_allreduce and grades the lab's runner like any other lab."""
+    from grader.commands import grade
+    from grader.engine import lab_grading
+    from grader.infra import gpus, toolchain
+
+    built: list = []
+    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
+    monkeypatch.setattr(
+        toolchain,
+        "build",
+        lambda d, t, timeout=0: built.append(t) or toolchain.BuildResult(str(t), True),
+    )
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(gpus, "list_gpus", lambda: [object()] * 2)
+    graded: list[str] = []
+
+    def grade_lab(lab, build_dir, **kw):
+        graded.append(lab.id)
+        return lab_grading.blank_result(lab, lab_grading.LabStatus.GRADED, "")
+
+    monkeypatch.setattr(grade, "grade_lab", grade_lab)
+    grade.grade(["12"], progress=lambda *_: None)
+    lab = labmeta.load().lab("12")
+    assert built == [["checker-gpu_allreduce"]] and graded == [lab.id]
+    assert lab_grading.runner_target(lab, "labs") == "12_multi_gpu_allreduce-runner-labs"

@@ -149,7 +149,7 @@ def test_case_lines(lab: Lab) -> list[str]:
 
 
 def missing_block(ev: Evidence, lab: Lab) -> str:
-    if lab.meta.min_gpus > 1:
+    if lab.meta.spans_gpus:
         # Lab 12 spans GPUs: gpucheck (one GPU) does not run it.
         return "\n".join(lab12_block())
     return "\n".join(
@@ -317,7 +317,7 @@ def intro_block(ev: Evidence) -> str:
     n = None
     for lab in ev.labs:
         sc = lab.score
-        if not lab.meta.behind_checker:
+        if lab.meta.spans_gpus:
             continue  # lab 12: no one-GPU bandwidth test; its deck says where its figures are
         if not lab.present:
             rows.append(f"| {lab.num} | {lab.title} | not in this run | | {lab.threshold:g} | |")

@@ -1,7 +1,9 @@
-// Tests of lab 12 (common/allreduce_contract.cuh), built once against the
-// reference solution and once against the student's file. They call the lab's
-// code in their own process: lab 12 is not yet behind the checker/runner split
-// of the other labs (see the lab's README, "How it is graded").
+// Tests of lab 12 (common/allreduce_contract.cuh) in the lab's own process,
+// built once against the reference solution and once against the student's
+// file: a quick look (tests/gpu_runs/lab12_gpu.sh) and the mutants' tests. The
+// grade comes from the same cases behind the trusted checker/runner split
+// (checker-gpu_allreduce: allreduce_checks.cu, allreduce_bandwidth.cu), where
+// the lab's code cannot reach the buffers' owner, the expected sums or the clock.
 //
 // Every check is exact: the contract fixes the order of the additions (rank
 // order), so every GPU must hold the host's rank-order sum bit for bit (NaN

@@ -12,9 +12,17 @@
 # it, the grader's own reading is used, which adds "+dirty" when the files differ
 # from that .git's HEAD rather than name a commit the tree is not.
 #
+# Then the trusted checker (checker-gpu_allreduce, the way `grader grade 12`
+# runs lab 12): on the solution every test must pass and the bandwidth test
+# prints its fraction of the peer copy; on the untouched skeleton it must fail
+# with "not implemented"; and `python3 -m grader grade 12 --impl solutions`.
+#
 # Files in $OUT: lab12-bench-<commit>.json (the bench's own JSON),
-# lab12-tests-<commit>.json (GoogleTest's), lab12-log.txt (everything printed),
-# lab12-topo.txt (nvidia-smi topo -m: how the GPUs are linked).
+# lab12-tests-<commit>.json (GoogleTest's), lab12-checker-<commit>.json (the
+# checker's GoogleTest JSON on the solution, the fraction among its test
+# properties), lab12-grade-<commit>.json (the grader's report),
+# lab12-log.txt (everything printed), lab12-topo.txt (nvidia-smi topo -m: how
+# the GPUs are linked).
 #
 # NVLink multicast stays off wherever NCCL or PyTorch could run (it can put a
 # shared host's GPUs out of service); the bench sets NCCL_NVLS_ENABLE=0 itself
@@ -117,6 +125,63 @@ for m in "$build"/tests/allreduce/allreduce-mutant-*; do
   [ "$code" -eq 1 ] || status=1
   rm -f "$OUT/mutant.txt"
 done
+
+# The trusted checker and the grader: built on their own, so that a failure
+# here leaves the parts above as they were.
+checker=""
+if [ -f "$build/build.ninja" ]; then
+  if ninja -C "$build" tests/checker-gpu_allreduce tests/12_multi_gpu_allreduce-runner-solutions \
+    tests/12_multi_gpu_allreduce-runner-labs >>"$log" 2>&1; then
+    checker="$build/tests/checker-gpu_allreduce"
+  else
+    say "ninja could not build the trusted checker or its runners: see $log"
+    status=1
+  fi
+else
+  say "no meson build folder: the trusted checker (it needs GoogleTest) was not built"
+  status=1
+fi
+runners="$PWD/$build/tests/12_multi_gpu_allreduce-runner"
+if [ -n "$checker" ]; then
+  say "== the trusted checker on the solution (every test must pass; its fraction is printed)"
+  timeout 600 "$checker" --lab=12_multi_gpu_allreduce --impl=solutions \
+    --runner="$runners-solutions" --gtest_output="json:$OUT/lab12-checker-$short.json" \
+    >"$OUT/checker.txt" 2>&1
+  code=$?
+  grep -E "seed|^\[  (PASSED|FAILED|  SKIPPED) |^\[  FAILED  \]|copy ceiling|hint \[" \
+    "$OUT/checker.txt" | tail -60 | tee -a "$log"
+  say "checker on the solution: exit status $code (must be 0)"
+  [ "$code" -eq 0 ] || status=1
+  rm -f "$OUT/checker.txt"
+
+  say "== the trusted checker on the untouched skeleton (must fail with 'not implemented')"
+  timeout 600 python3 tests/expect_failure.py "$checker" "$runners-labs" \
+    --lab 12_multi_gpu_allreduce --hint not_implemented 2>&1 | tail -5 | tee -a "$log"
+  code=${PIPESTATUS[0]}
+  say "expect_failure on the skeleton: exit status $code (must be 0: it failed as it must)"
+  [ "$code" -eq 0 ] || status=1
+
+  say "== python3 -m grader grade 12 --impl solutions"
+  timeout 900 python3 -m grader grade 12 --impl solutions --build-dir "$build" \
+    --json "$OUT/lab12-grade-$short.json" 2>&1 | tee -a "$log"
+  say "grader grade 12: exit status ${PIPESTATUS[0]} (0: full marks; 1: points lost, which the"
+  say "placeholder threshold alone may cost; the check below is what must hold)"
+  # Graded, with every correctness point: the bandwidth threshold is not calibrated yet.
+  python3 - "$OUT/lab12-grade-$short.json" <<'EOF' 2>&1 | tee -a "$log"
+import json
+import sys
+
+lab = json.load(open(sys.argv[1]))["labs"][0]
+ok = lab["status"] == "graded" and lab["points_correctness"] == lab["max_correctness"]
+print(
+    f"{lab['lab']}: {lab['status']}, correctness {lab['points_correctness']}/"
+    f"{lab['max_correctness']}, fraction {lab.get('fraction')} (threshold {lab['threshold']}): "
+    + ("OK" if ok else "NOT OK")
+)
+sys.exit(0 if ok else 1)
+EOF
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
 if [ -f "$OUT/lab12-bench-$short.json" ]; then
   python3 - "$OUT/lab12-bench-$short.json" <<'EOF' | tee -a "$log"

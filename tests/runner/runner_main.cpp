@@ -15,6 +15,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "direct_calls.hpp"
 #include "not_implemented.hpp"
@@ -54,7 +55,7 @@ void map(const Request& q, int fd, Reply* r) {
     if (m.base == MAP_FAILED) throw std::runtime_error("mmap of shared memory failed");
   } else {
     if (fd < 0) throw std::invalid_argument("a device mapping needs a file descriptor");
-    m.base = lab::runner::import_device(fd, q.bytes);
+    m.base = lab::runner::import_device(fd, q.bytes, q.access);
     close(fd);
   }
   g_mappings[q.arena] = m;
@@ -74,6 +75,9 @@ lab::test::Invocation invocation(const lab::wire::Call& c) {
   inv.fn = c.fn;
   inv.arg = c.arg;
   inv.stream = c.stream;
+  inv.device = c.device;
+  inv.ranks = c.ranks;
+  inv.gpus = c.gpus;
   inv.n = c.n;
   inv.in = resolve(c.in);
   inv.out = resolve(c.out);
@@ -84,9 +88,24 @@ lab::test::Invocation invocation(const lab::wire::Call& c) {
 // Runs the request's calls. Exceptions from the lab's code become the reply's status.
 bool calls(const Request& q, Reply* r) {
   if (q.ncalls > lab::wire::kMaxCalls) throw std::invalid_argument("too many calls in one request");
-  for (std::uint32_t k = 0; k < q.ncalls; ++k) {
+  for (std::uint32_t k = 0; k < q.ncalls;) {
     const lab::test::Invocation inv = invocation(q.calls[k]);
-    lab::test::direct::invoke(inv, lab::runner::stream(inv.stream));
+    if (inv.fn != lab::test::Fn::kAllreduce) {
+      lab::test::direct::invoke(inv, lab::runner::stream(inv.stream, inv.device));
+      ++k;
+      continue;
+    }
+    // One call over several GPUs: its ranks are the next inv.ranks records.
+    if (inv.ranks == 0 || inv.ranks > q.ncalls - k)
+      throw std::invalid_argument("an all-reduce names more ranks than the request holds");
+    std::vector<lab::test::Invocation> ranks;
+    std::vector<void*> streams;
+    for (std::uint32_t r = 0; r < inv.ranks; ++r) {
+      ranks.push_back(invocation(q.calls[k + r]));
+      streams.push_back(lab::runner::stream(ranks.back().stream, ranks.back().device));
+    }
+    lab::test::direct::invoke_ranks(ranks.data(), streams.data(), inv.ranks, inv.gpus);
+    k += inv.ranks;
   }
   bool todo = false, lost = false;
   const std::string why = lab::runner::finish(&todo, &lost);

@@ -14,14 +14,16 @@ void prepare();
 // The checker's device memory pool, where it uses one (kMapPool).
 void import_pool(int fd);
 // One device allocation of the checker's, from its file descriptor (vmm.hpp),
-// `bytes` long; and its release.
-void* import_device(int fd, std::uint64_t bytes);
+// `bytes` long, usable by the devices of `access` (a bit each; 0: the current
+// one); and its release.
+void* import_device(int fd, std::uint64_t bytes, std::uint32_t access);
 void release_device(void* pointer);
 
-// The stream a call with this index runs on (nullptr for lab 01).
-void* stream(std::uint32_t index);
+// The stream a call with this index runs on, on `device` (nullptr for lab
+// 01): one per device and index, made the first time it is asked for.
+void* stream(std::uint32_t index, std::uint32_t device);
 
-// After a batch of calls: waits for them. Returns "" when all went well,
+// After a batch of calls: waits for every device it used. Returns "" when all went well,
 // else why not; *todo is set when a LAB_TODO() ran, *lost when the CUDA
 // context is gone (the runner must exit after replying).
 std::string finish(bool* todo, bool* lost);

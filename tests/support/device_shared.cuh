@@ -15,6 +15,9 @@ class DeviceShared : public SharedBuffer<T> {
  public:
   DeviceShared() = default;
   explicit DeviceShared(std::size_t count) : SharedBuffer<T>(wire::Memory::kDevice, count) {}
+  // On GPU `device`, readable and writable by every GPU of `access` (a bit each).
+  DeviceShared(std::size_t count, int device, std::uint32_t access)
+      : SharedBuffer<T>(wire::Memory::kDevice, count, device, access) {}
 
   // Fills every byte with `value`: how tests poison outputs and workspaces.
   void fill_bytes(unsigned char value, cudaStream_t stream) {

@@ -291,6 +291,8 @@ void RunnerLink::send_arena(const Arena& a) {
   q->arena = a.id;
   q->memory = a.memory;
   q->bytes = a.bytes;
+  // The runner grants its own mapping the same access; the owner always has it.
+  q->access = a.access == 0 || a.device < 0 ? a.access : a.access | std::uint32_t{1} << a.device;
   std::memcpy(q->export_data, a.export_data, sizeof q->export_data);
   introduce(a.fd, q.get());
 }
@@ -435,6 +437,9 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
     c.fn = calls[k].fn;
     c.arg = calls[k].arg;
     c.stream = calls[k].stream;
+    c.device = calls[k].device;
+    c.ranks = calls[k].ranks;
+    c.gpus = calls[k].gpus;
     c.n = calls[k].n;
     c.in = to_ref(calls[k].in);
     c.out = to_ref(calls[k].out);

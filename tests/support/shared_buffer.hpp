@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "shared_memory.hpp"
@@ -13,8 +14,8 @@ template <class T>
 class SharedBuffer {
  public:
   SharedBuffer() = default;
-  SharedBuffer(wire::Memory memory, std::size_t count)
-      : arena_(create_arena(memory, count * sizeof(T))), count_(count) {}
+  SharedBuffer(wire::Memory memory, std::size_t count, int device = -1, std::uint32_t access = 0)
+      : arena_(create_arena(memory, count * sizeof(T), device, access)), count_(count) {}
   ~SharedBuffer() { release_arena(arena_); }
   SharedBuffer(const SharedBuffer&) = delete;
   SharedBuffer& operator=(const SharedBuffer&) = delete;

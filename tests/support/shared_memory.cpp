@@ -40,13 +40,16 @@ void* host_allocate(std::size_t bytes, int* fd) {
 
 }  // namespace
 
-Arena* create_arena(wire::Memory memory, std::size_t bytes) {
+Arena* create_arena(wire::Memory memory, std::size_t bytes, int device, std::uint32_t access) {
   auto arena = std::make_unique<Arena>();
   arena->id = g_next_id++;
   arena->memory = memory;
   arena->bytes = std::max<std::size_t>(bytes, 1);
-  arena->base = memory == wire::Memory::kHost ? host_allocate(arena->bytes, &arena->fd)
-                                              : device_allocate(&arena->bytes, &arena->fd);
+  arena->device = device;
+  arena->access = access;
+  arena->base = memory == wire::Memory::kHost
+                    ? host_allocate(arena->bytes, &arena->fd)
+                    : device_allocate(&arena->bytes, &arena->fd, device, access);
   Arena* raw = arena.get();
   arenas().push_back(std::move(arena));
   if (listener().created) listener().created(*raw);

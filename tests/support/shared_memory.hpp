@@ -19,11 +19,17 @@ struct Arena {
   wire::Memory memory = wire::Memory::kHost;
   void* base = nullptr;  // the checker's own mapping
   std::size_t bytes = 0;
-  int fd = -1;  // the memfd or the device allocation's handle, kept for a restarted runner
+  int fd = -1;      // the memfd or the device allocation's handle, kept for a restarted runner
+  int device = -1;  // device memory: the GPU it lives on (-1: the current one)
+  std::uint32_t access = 0;  // device memory: the GPUs (a bit each) that may read and write it
   unsigned char export_data[64] = {};  // unused: kept for the wire's layout
 };
 
-Arena* create_arena(wire::Memory memory, std::size_t bytes);
+// Device memory lives on `device` (-1: the current one) and every GPU of the
+// `access` mask (a bit each; its own is always included) may read and write it,
+// in the checker and in the runner alike: access is granted per mapping.
+Arena* create_arena(wire::Memory memory, std::size_t bytes, int device = -1,
+                    std::uint32_t access = 0);
 void release_arena(Arena* arena);
 
 // Every live arena, oldest first: a new runner is given each of them.
@@ -43,8 +49,8 @@ void set_arena_listener(ArenaListener listener);
 
 // Device memory (shared_memory_device.cu in GPU checkers; lab 01's checker
 // has none and says so). *bytes is rounded up to what was allocated; *fd is
-// the allocation's shareable handle.
-void* device_allocate(std::size_t* bytes, int* fd);
+// the allocation's shareable handle; device and access as for create_arena.
+void* device_allocate(std::size_t* bytes, int* fd, int device, std::uint32_t access);
 void device_free(void* pointer);
 // A memory pool's descriptor, where the device memory comes from one (-1: none).
 int device_pool_fd();

@@ -13,8 +13,8 @@ std::map<void*, vmm::Mapping>& mappings() {
 }
 }  // namespace
 
-void* device_allocate(std::size_t* bytes, int* fd) {
-  const vmm::Mapping m = vmm::allocate(*bytes, fd);
+void* device_allocate(std::size_t* bytes, int* fd, int device, std::uint32_t access) {
+  const vmm::Mapping m = vmm::allocate(*bytes, fd, device, access);
   *bytes = m.bytes;
   mappings()[m.pointer] = m;
   return m.pointer;

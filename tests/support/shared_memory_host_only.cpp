@@ -5,7 +5,7 @@
 
 namespace lab::test {
 
-void* device_allocate(std::size_t*, int*) {
+void* device_allocate(std::size_t*, int*, int, std::uint32_t) {
   throw std::logic_error("test bug: a CPU lab's checker asked for device memory");
 }
 void device_free(void*) {}

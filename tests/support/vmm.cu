@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cuda_check.cuh"
 #include "vmm.hpp"
@@ -56,25 +57,32 @@ int device() {
   return d;
 }
 
-Mapping map_here(CUmemGenericAllocationHandle handle, std::size_t bytes) {
+Mapping map_here(CUmemGenericAllocationHandle handle, std::size_t bytes, AccessMask mask) {
+  if (mask == 0) mask = AccessMask{1} << device();
+  std::vector<CUmemAccessDesc> access;
+  for (int d = 0; d < 32; ++d) {
+    if (!(mask >> d & 1)) continue;
+    CUmemAccessDesc a{};
+    a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.location.id = d;
+    a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access.push_back(a);
+  }
   CUdeviceptr va = 0;
   check(api().reserve(&va, bytes, 0, 0, 0), "cuMemAddressReserve");
   check(api().map(va, bytes, 0, handle, 0), "cuMemMap");
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = device();
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  check(api().set_access(va, bytes, &access, 1), "cuMemSetAccess");
-  return {reinterpret_cast<void*>(va), bytes, static_cast<std::uint64_t>(handle)};
+  check(api().set_access(va, bytes, access.data(), access.size()), "cuMemSetAccess");
+  return {reinterpret_cast<void*>(va), bytes, static_cast<std::uint64_t>(handle), mask};
 }
 
 }  // namespace
 
-Mapping allocate(std::size_t bytes, int* fd) {
+Mapping allocate(std::size_t bytes, int* fd, int on, AccessMask access) {
+  if (on < 0) on = device();
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = device();
+  prop.location.id = on;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   std::size_t granule = 0;
   check(api().granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
@@ -84,19 +92,27 @@ Mapping allocate(std::size_t bytes, int* fd) {
   check(api().create(&handle, bytes, &prop, 0), "cuMemCreate");
   check(api().export_handle(fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
         "cuMemExportToShareableHandle");
-  return map_here(handle, bytes);
+  return map_here(handle, bytes, access | AccessMask{1} << on);
 }
 
-Mapping import(int fd, std::size_t bytes) {
+Mapping import(int fd, std::size_t bytes, AccessMask access) {
   CUmemGenericAllocationHandle handle = 0;
   check(api().import_handle(&handle, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
         "cuMemImportFromShareableHandle");
-  return map_here(handle, bytes);
+  return map_here(handle, bytes, access);
 }
 
 void release(const Mapping& m) {
   // From destructors: failures leak, they must not throw.
+  int current = 0;
+  cudaGetDevice(&current);
+  for (int d = 0; d < 32; ++d) {
+    if (!(m.access >> d & 1) || d == current) continue;
+    cudaSetDevice(d);
+    cudaDeviceSynchronize();
+  }
+  cudaSetDevice(current);
   cudaDeviceSynchronize();
   const auto va = reinterpret_cast<CUdeviceptr>(m.pointer);
   api().unmap(va, m.bytes);

@@ -15,14 +15,23 @@ struct Mapping {
   void* pointer = nullptr;
   std::size_t bytes = 0;  // rounded up to the allocation granularity
   std::uint64_t handle = 0;
+  std::uint32_t access = 0;  // the devices that may use it (a bit each)
 };
 
-// The checker: a new allocation of at least `bytes` on the current device,
-// mapped here; *fd receives its shareable handle.
-Mapping allocate(std::size_t bytes, int* fd);
-// The runner: the allocation behind fd, `bytes` long, mapped here.
-Mapping import(int fd, std::size_t bytes);
-// Either side: unmap, and release this process's reference.
+// Who may read and write a mapping: a bit per CUDA ordinal. Access is a
+// property of each process's mapping, so the checker and the runner each grant
+// it to every GPU of a call that spans several (lab 12). 0: the current device.
+using AccessMask = std::uint32_t;
+
+// The checker: a new allocation of at least `bytes` on `device` (-1: the
+// current one), mapped here with access for `access` and `device`; *fd
+// receives its shareable handle.
+Mapping allocate(std::size_t bytes, int* fd, int device = -1, AccessMask access = 0);
+// The runner: the allocation behind fd, `bytes` long, mapped here with access
+// for `access`.
+Mapping import(int fd, std::size_t bytes, AccessMask access = 0);
+// Either side: wait for every device with access to it, unmap, and release
+// this process's reference.
 void release(const Mapping& m);
 
 }  // namespace lab::vmm

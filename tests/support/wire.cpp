@@ -17,6 +17,7 @@ const char* fn_name(Fn fn) {
     case Fn::kSum: return "reduce_sum";
     case Fn::kMax: return "reduce_max";
     case Fn::kFloatSum: return "reduce_sum_float";
+    case Fn::kAllreduce: return "allreduce_sum";
   }
   return "?";
 }

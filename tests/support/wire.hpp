@@ -22,7 +22,7 @@ enum class Op : std::uint32_t {
   kMapPool = 2,    // the checker's device memory pool (fd attached)
   kMap = 3,        // one shared allocation: host memfd (fd attached) or device export data
   kUnmap = 4,      // drop an allocation before the checker frees it
-  kWorkspace = 5,  // how many bytes of workspace fn needs for n
+  kWorkspace = 5,  // how many bytes of workspace fn needs for n (and gpus, kAllreduce)
   kCalls = 6,      // run calls[0, ncalls) in order, wait for all, say how it went
   kBye = 7,        // exit now
 };
@@ -48,7 +48,9 @@ struct Call {
   test::Fn fn = test::Fn::kSum;
   std::uint32_t arg = 0;
   std::uint32_t stream = 0;
-  std::uint32_t pad = 0;
+  std::uint32_t device = 0;
+  std::uint32_t ranks = 1;
+  std::uint32_t gpus = 0;
   std::uint64_t n = 0;
   Ref in, out, scratch;
 };
@@ -61,6 +63,10 @@ struct Request {
   std::uint32_t arena = 0;
   Memory memory = Memory::kHost;
   std::uint64_t bytes = 0;
+  // kMap of device memory: the devices (a bit each) that get read and write
+  // access to the runner's mapping; 0: the current device alone.
+  std::uint32_t access = 0;
+  std::uint32_t pad0 = 0;
   unsigned char export_data[64] = {};  // cudaMemPoolPtrExportData
   // kWorkspace: calls[0]; kCalls: calls[0, ncalls)
   std::uint32_t ncalls = 0;
