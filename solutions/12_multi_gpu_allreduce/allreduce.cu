@@ -86,7 +86,7 @@ constexpr unsigned kMaxBlocks = 1024;
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
 // kAuto. With two GPUs both algorithms receive n floats per GPU, one-shot by
 // remote loads, two-shot by remote stores, and two-shot is the faster at every
-// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-variants-*.json,
+// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-switch-c6dfdc5.json,
 // algbw) 34.2 against 31.6 GB/s at 2^16 floats, 225.7 against 207.9 at 2^20,
 // 364.5 against 335.9 at 2^28. Beyond two GPUs one-shot receives G/2 times
 // two-shot's bytes ((G-1)·n against 2·(G-1)/G·n): only the smallest sizes,
