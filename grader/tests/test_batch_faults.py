@@ -403,6 +403,21 @@ def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(t
 # -- a lab a worker cannot grade (lab 12: two GPUs) is left out of its harness --
 
 
+def worker_of_gpus(gpus: int, tmp_path, monkeypatch) -> tuple[batch_worker.Worker, list[str]]:
+    """A batch worker that sees `gpus` GPUs, whose builds are recorded, not run."""
+    monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: gpus))
+    built: list[str] = []
+    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
+    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
+
+    def build(build_dir, targets, timeout=0):
+        built.extend(targets)
+        return toolchain.BuildResult(",".join(targets), True)
+
+    monkeypatch.setattr(toolchain, "build", build)
+    return batch_worker.Worker(tmp_path / "w", None, config(tmp_path)), built
+
+
 def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_labs_it_grades(
     tmp_path, monkeypatch
 ):
@@ -413,17 +428,7 @@ def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_labs_it_gra
     course = labmeta.load()
     lab01, lab12 = course.lab("01"), course.lab("12")
     assert lab12.behind_checker and lab12.spans_gpus
-    monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: 1))
-    built: list[str] = []
-    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
-    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
-
-    def build(build_dir, targets, timeout=0):
-        built.extend(targets)
-        return toolchain.BuildResult(",".join(targets), True)
-
-    monkeypatch.setattr(toolchain, "build", build)
-    worker = batch_worker.Worker(tmp_path / "w", None, config(tmp_path))
+    worker, built = worker_of_gpus(1, tmp_path, monkeypatch)
     worker.prepare(course, [lab01, lab12], progress=lambda *_: None)
     assert built == ["checker-cpu_sum", lab_grading.runner_target(lab01, "labs")]
 
@@ -460,17 +465,7 @@ def test_a_batch_worker_of_two_gpus_grades_lab_12(tmp_path, monkeypatch):
     checker and runner and grades it like any other lab."""
     course = labmeta.load()
     lab12 = course.lab("12")
-    monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: 2))
-    built: list[str] = []
-    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
-    monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
-
-    def build(build_dir, targets, timeout=0):
-        built.extend(targets)
-        return toolchain.BuildResult(",".join(targets), True)
-
-    monkeypatch.setattr(toolchain, "build", build)
-    worker = batch_worker.Worker(tmp_path / "w", None, config(tmp_path))
+    worker, built = worker_of_gpus(2, tmp_path, monkeypatch)
     worker.prepare(course, [lab12], progress=lambda *_: None)
     assert built == ["checker-gpu_allreduce", "12_multi_gpu_allreduce-runner-labs"]
     assert worker.gradable(lab12) and worker.cannot_grade(lab12) is None

@@ -1,6 +1,7 @@
-// Lab 12's correctness tests as the trusted checker runs them (checker-gpu_allreduce,
-// the cases of allreduce_tests.cu): the lab's code runs in the runner; every
-// buffer, the expected sums and the verdict are the checker's (allreduce_rig.cuh).
+// Lab 12's correctness tests, run by the trusted checker (checker-gpu_allreduce):
+// the lab's code runs in the runner; every buffer, the expected sums and the
+// verdict are the checker's (allreduce_rig.cuh). The solution, the skeleton and
+// the mutants (tests/mutants/12_multi_gpu_allreduce.toml) are all judged here.
 //
 // Every check is exact: the contract fixes the order of the additions (rank
 // order), so every GPU must hold the checker's rank-order sum bit for bit. One
