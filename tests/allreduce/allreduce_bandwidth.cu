@@ -8,10 +8,12 @@
 //
 // The clock is the checker's: a batch of calls (each on inputs of its own,
 // freshly made with a new seed, outputs poisoned) sent in one request, timed
-// from the request to the reply and the read-back of one output float per GPU,
-// batches of 10 ms or more, median of 9 (common/bench.hpp). Every output of every
-// timed call is then checked on the GPU that holds it against the rank-order
-// sum, bit for bit; no figure is reported for a wrong answer. The peer copy is
+// from the request to the reply and a check, on each GPU, of 4,096 elements of
+// every timed output at places the runner cannot know (work left for after the
+// reply shows there), batches of 10 ms or more, median of 9 (common/bench.hpp).
+// Every output of every timed call is then checked on the GPU that holds it
+// against the rank-order sum, bit for bit; no figure is reported for a wrong
+// answer. The peer copy is
 // timed by the same wall clock without the round trip to the runner (about
 // 0.24 ms a batch on an H200, a few percent of a 10 ms batch): the fraction
 // errs against the lab's code, never for it.
@@ -46,6 +48,7 @@ struct WrongTimedCall {
   int call = 0, gpu = 0;
   std::size_t at = 0;
   float expected = 0, got = 0;
+  unsigned long long late = 0;  // sampled wrong in the window, right afterwards
 };
 
 void enable_peer(int from, int to) {
@@ -164,12 +167,26 @@ TEST(AllreduceBandwidth, AlgbwOverPeerCopy) {
         }
       }
       settle(g);
-      float last = 0;
       const lab::WallTimer timer;
       lab::test::RunnerLink::get().run(calls);
-      for (int r = 0; r < g; ++r)
-        CUDA_CHECK(cudaMemcpy(&last, copies.out[n_calls - 1][r].get() + kN - 1, sizeof last,
-                              cudaMemcpyDeviceToHost));
+      // Inside the window: every timed output sampled where the runner cannot
+      // know, so that work left for after the reply (a thread of the runner's
+      // that finishes the outputs while they are checked) counts as wrong.
+      unsigned long long sampled_wrong = 0;
+      for (int r = 0; r < g; ++r) {
+        CUDA_CHECK(cudaSetDevice(r));
+        CUDA_CHECK(cudaMemsetAsync(counters[r].get(), 0, sizeof(unsigned long long)));
+        for (int c = 0; c < n_calls; ++c)
+          count_wrong_sampled(copies.out[c][r].get(), kN, seeds[c], g,
+                              lab::test::case_seed(kN, 0x5a0000 + first * 64 + c * 8 + r),
+                              counters[r].get());
+      }
+      for (int r = 0; r < g; ++r) {
+        CUDA_CHECK(cudaSetDevice(r));
+        unsigned long long wrong = 0;
+        CUDA_CHECK(cudaMemcpy(&wrong, counters[r].get(), sizeof wrong, cudaMemcpyDeviceToHost));
+        sampled_wrong += wrong;
+      }
       const double ms = timer.ms();
       for (int c = 0; c < n_calls; ++c)
         for (int r = 0; r < g; ++r) {
@@ -186,6 +203,11 @@ TEST(AllreduceBandwidth, AlgbwOverPeerCopy) {
           throw w;
         }
       CUDA_CHECK(cudaSetDevice(0));
+      if (sampled_wrong != 0) {
+        WrongTimedCall w;
+        w.late = sampled_wrong;
+        throw w;
+      }
       return ms;
     };
     lab::BenchConfig config;
@@ -204,6 +226,14 @@ TEST(AllreduceBandwidth, AlgbwOverPeerCopy) {
       h.explain = "GPU " + std::to_string(w.gpu) + "'s output at " + std::to_string(w.at) +
                   " of a timed call is not the rank-order sum; no bandwidth is reported for a "
                   "wrong answer";
+      if (w.late != 0) {
+        h.call = 0;
+        h.expected = "every output complete when the call returns";
+        h.got = std::to_string(w.late) + " sampled outputs still wrong then, right later";
+        h.explain = "work went on after allreduce_sum returned and its GPUs were synchronised "
+                    "(another thread?): a call's outputs must be complete when it returns; no "
+                    "bandwidth is reported";
+      }
       report(h);
     }
   });

@@ -28,6 +28,21 @@ __global__ void count_wrong_kernel(const float* out, std::size_t n, std::uint64_
   }
 }
 
+// Thread t checks element hash(pick, t) mod n: places the runner cannot know.
+__global__ void count_wrong_sampled_kernel(const float* out, std::size_t n, std::uint64_t seed,
+                                           int gpus, std::uint64_t pick,
+                                           unsigned long long* counter) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= kSampled) return;
+  std::uint64_t x = pick + 0x9E3779B97F4A7C15ull * (t + 1ull);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  const std::size_t i = static_cast<std::size_t>((x ^ (x >> 31)) % n);
+  float sum = lab::allreduce::input_value(seed, 0, i);
+  for (int h = 1; h < gpus; ++h) sum += lab::allreduce::input_value(seed, h, i);
+  if (__float_as_uint(sum) != __float_as_uint(out[i])) atomicAdd(counter, 1ull);
+}
+
 constexpr int kBlocks = 1024, kThreads = 256;
 
 }  // namespace
@@ -55,6 +70,13 @@ WrongCount count_wrong(const float* out, std::size_t n, std::uint64_t seed, int 
   unsigned long long found[2] = {};
   CUDA_CHECK(cudaMemcpy(found, counters, sizeof found, cudaMemcpyDeviceToHost));
   return {found[0], found[1]};
+}
+
+void count_wrong_sampled(const float* out, std::size_t n, std::uint64_t seed, int gpus,
+                         std::uint64_t pick, unsigned long long* counter) {
+  count_wrong_sampled_kernel<<<(kSampled + kThreads - 1) / kThreads, kThreads>>>(out, n, seed, gpus,
+                                                                                 pick, counter);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace lab::test::allreduce

@@ -24,4 +24,11 @@ struct WrongCount {
 WrongCount count_wrong(const float* out, std::size_t n, std::uint64_t seed, int gpus,
                        unsigned long long* counters);
 
+// Queues a check of kSampled elements of out[0, n), at places drawn from
+// `pick`, which adds to *counter the number that are not the rank-order sum.
+// Cheap enough to run inside a timed batch (count_wrong reads every element).
+inline constexpr unsigned kSampled = 4096;
+void count_wrong_sampled(const float* out, std::size_t n, std::uint64_t seed, int gpus,
+                         std::uint64_t pick, unsigned long long* counter);
+
 }  // namespace lab::test::allreduce
