@@ -86,6 +86,7 @@ def _batch(args: argparse.Namespace) -> int:
         wait=not args.no_wait,
         jobs_per_gpu=args.jobs_per_gpu,
         gpu_runs=args.gpu_runs,
+        shared_call_timeout=args.shared_call_timeout,
     )
 
     def on_term(signum, frame):

@@ -68,6 +68,16 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "at once (default 4, fewer where its memory would not hold as many runs "
         "of the 2^32-element case, 20 GiB each)",
     )
+    b.add_argument(
+        "--shared-call-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --jobs-per-gpu above 1: the longest one call of a student's tests may "
+        "take while others share the GPU (default: half of --timeout, at most 60). "
+        "A hung student holds a run slot that long; every reference call takes under "
+        "half a second alone, but a correct call slower than this is judged hung",
+    )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",

@@ -46,6 +46,9 @@ class BatchConfig:
     wait: bool = True  # Slurm: wait for the job and write the gradebook
     jobs_per_gpu: int = 1  # students graded at once per GPU (grader/infra/gate.py)
     gpu_runs: int | None = None  # runs sharing a GPU at once (None: gpus.GPU_RUNS_AT_ONCE)
+    # Seconds one call of a test run may take while other students' runs share
+    # the GPU (None: the usual half of `timeout`, at most 60).
+    shared_call_timeout: float | None = None
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -58,6 +61,8 @@ class BatchConfig:
             "arch": self.arch,
             "policy": self.linked_policy,
             "limits": asdict(self.sandbox_limits or Limits()),
+            # Only when set, so that results graded before the option stay reusable.
+            **({"shared_call": self.shared_call_timeout} if self.shared_call_timeout else {}),
             "grader": toolchain.git_commit(),
             "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16],
         }

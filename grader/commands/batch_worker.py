@@ -345,6 +345,7 @@ class Worker:
             timed_later=timed,
             gpu_count=self.gpu_count,
             where=BATCH_WORKER,
+            shared_call_timeout=self.config.shared_call_timeout,
         )
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r

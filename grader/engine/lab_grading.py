@@ -25,11 +25,16 @@ from ..status import LabStatus
 from . import policy
 from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, sanitize_lab
+from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung, sanitize_lab
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
 UNTIMED_TESTS = "-*Bandwidth*"
+SHARED_CALL_NOTE = (
+    "a call may take at most {seconds:g} s while other students' tests share the GPU "
+    "(the instructor's batch --shared-call-timeout): one of yours took longer and was "
+    "stopped as hung"
+)
 SPANS_GPUS_SANITIZER_NOTE = (
     "compute-sanitizer is not run on a lab whose calls span GPUs: its GPUs wait for each other"
 )
@@ -187,6 +192,7 @@ def _grade_lab(
     timed_later: list[TimedPart] | None = None,
     gpu_count: int | None = None,
     where: str = "this machine",
+    shared_call_timeout: float | None = None,
 ) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
@@ -196,7 +202,9 @@ def _grade_lab(
     timed_later: when given (and perf is on), the timed tests do not run here;
     the lab's TimedPart is appended to it, to run later and alone.
     gpu_count, where: the GPUs the checker will see and whose they are (a batch
-    worker's: one), for cannot_grade; default: this process's visible GPUs."""
+    worker's: one), for cannot_grade; default: this process's visible GPUs.
+    shared_call_timeout: the longest a call may take while `gate` is shared
+    (batch --shared-call-timeout); None: call_timeout as usual."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
@@ -266,11 +274,15 @@ def _grade_lab(
             else env
         )
 
+        shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
+
         def tests(alone: bool) -> BinaryRun:
             options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
             if alone:  # it stops every other worker's GPU work (shared_gpu.py)
                 options["timeout"] = min(timeout, ALONE_SECONDS)
                 options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
+            elif shared_bound:
+                options["call_timeout"] = min(options["call_timeout"], shared_bound)
             return run_checker(
                 checker,
                 lab.id,
@@ -285,6 +297,8 @@ def _grade_lab(
         result = score(lab, run)
         if rerun:
             result.notes.append(rerun)
+        elif shared_bound and hung(run):
+            result.notes.append(SHARED_CALL_NOTE.format(seconds=shared_bound))
         note = iso.note()
         if (
             note

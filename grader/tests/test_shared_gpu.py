@@ -119,7 +119,7 @@ class FakeIso:
         return ""
 
 
-def grade_07(monkeypatch, fake_run_checker, gate, perf=False):
+def grade_07(monkeypatch, fake_run_checker, gate, perf=False, **kw):
     """lab_grading.grade_lab of lab 07, built already, its checker runs faked."""
     from grader.engine import lab_grading
 
@@ -136,6 +136,7 @@ def grade_07(monkeypatch, fake_run_checker, gate, perf=False):
         isolation=FakeIso(),
         linked_policy=False,
         gate=gate,
+        **kw,
     )
 
 
@@ -153,6 +154,44 @@ def test_a_run_alone_is_bounded(monkeypatch):
     assert seen[0][2] is None and seen[1][2] is None  # one process: every test
     # Nothing timed on a shared GPU: its processes sleep while they wait for it.
     assert seen[0][3]["LAB_GPU_WAIT"] == seen[1][3]["LAB_GPU_WAIT"] == "block"
+
+
+def test_a_shared_call_limit_bounds_calls_beside_others_only(monkeypatch):
+    """batch --shared-call-timeout: a call of a run that shares the GPU gets that
+    long at most, and a run that hung under it says so; a GPU of one's own, and a
+    run alone, keep their usual limits."""
+    seen = []
+
+    def hung_run(checker, lab_id, spec, **kw):
+        seen.append(kw["call_timeout"])
+        run = run_with()
+        run.cases.append(
+            CaseResult(
+                "SumContract.Hang",
+                CaseStatus.FAILED,
+                properties={"fail_hint": "timed_out"},
+                failures=["the lab's code did not finish within 10 s"],
+            )
+        )
+        return run
+
+    result = grade_07(monkeypatch, hung_run, Gate("gpu"), shared_call_timeout=10.0)
+    assert seen == [10.0]  # hung: no run alone
+    assert any("--shared-call-timeout" in n and "10 s" in n for n in result.notes)
+
+    seen.clear()
+    result = grade_07(monkeypatch, hung_run, None, shared_call_timeout=10.0)
+    assert seen == [60.0]  # a GPU of its own: the usual half of --timeout, at most 60
+    assert not any("--shared-call-timeout" in n for n in result.notes)
+
+    seen.clear()
+
+    def short_of_memory_once(checker, lab_id, spec, **kw):
+        seen.append(kw["call_timeout"])
+        return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
+
+    grade_07(monkeypatch, short_of_memory_once, Gate("gpu"), shared_call_timeout=20.0)
+    assert seen == [20.0, 15.0]  # the run alone: ALONE_CALL_SECONDS, as ever
 
 
 def test_only_untimed_runs_on_a_shared_gpu_wait_asleep(monkeypatch):
