@@ -14,9 +14,10 @@
 # Each throughput part stops its batch after THROUGHPUT_S seconds (OLD_S for
 # the old grader) and measures what it graded by then (throughput.py --deadline).
 #
-# GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise).
+# GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
+# SHARED_CALL=S passes --shared-call-timeout S (a call's limit while sharing).
 #
-# usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N]
+# usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -51,10 +52,10 @@ if has study; then
     --deadline "${STUDY_S:-120}" 2>&1 | tee "$OUT/sanitizer-study.log"
 fi
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}"
+  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}"
   GRADER_TRACE=1 python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
     --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- --jobs-per-gpu "$JOBS" \
-    ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"}
+    ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2
