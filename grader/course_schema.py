@@ -12,11 +12,6 @@ import re
 # How a block's threads pair up, step by step (slides/deckgen/index_math.py draws each).
 TREE_SHAPES = ("interleaved", "strided", "sequential")
 KINDS = ("cpu_sum", "gpu_sum", "gpu_max", "gpu_sum_max", "gpu_float_sum", "gpu_allreduce")
-# Kinds whose tests do not run behind the trusted checker/runner split: the
-# grader would build them and say it does not grade them, rather than grade them
-# on output it cannot trust. None today: lab 12's all-reduce across GPUs went
-# behind it too (checker-gpu_allreduce, tests/allreduce/allreduce_checks.cu).
-UNCHECKED_KINDS: tuple[str, ...] = ()
 # What `grader profile` can show (grader/commands/profile.py defines each; a test keeps
 # the two lists equal). Listed here so that this file runs as a plain script.
 PROFILE_METRICS = (

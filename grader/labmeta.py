@@ -16,7 +16,6 @@ LABS_TOML = Path(__file__).resolve().parent / "labs.toml"
 if not __package__:  # meson runs this file as a plain script: make `grader` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from grader.course_schema import KINDS, PROFILE_METRICS, TREE_SHAPES  # noqa: E402,F401
-from grader.course_schema import UNCHECKED_KINDS  # noqa: E402
 from grader.course_schema import problems as schema_problems  # noqa: E402
 
 
@@ -52,12 +51,6 @@ class Lab:
     @property
     def needs_gpu(self) -> bool:
         return self.kind != "cpu_sum"
-
-    @property
-    def behind_checker(self) -> bool:
-        """Whether its tests run as the trusted checker driving a runner (labs
-        01-11), so that the grader can grade it."""
-        return self.kind not in UNCHECKED_KINDS
 
     @property
     def spans_gpus(self) -> bool:

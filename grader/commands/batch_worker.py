@@ -76,7 +76,7 @@ class Worker:
     def gradable(self, lab: labmeta.Lab) -> bool:
         """Whether this worker grades `lab`: not lab 12 (min_gpus 2) on a
         worker of one GPU, which is reported not graded with the reason."""
-        return lab.behind_checker and self.cannot_grade(lab) is None
+        return self.cannot_grade(lab) is None
 
     def cannot_grade(self, lab: labmeta.Lab) -> str | None:
         return lab_grading.cannot_grade(lab, self.gpu_count, where=BATCH_WORKER)

@@ -77,9 +77,7 @@ def grade(
         {
             checker_target(lab)
             for lab in labs
-            if lab.behind_checker
-            and (have_gpu or not lab.needs_gpu)
-            and cannot_grade(lab, gpu_count) is None
+            if (have_gpu or not lab.needs_gpu) and cannot_grade(lab, gpu_count) is None
         }
     )
     if checkers:

@@ -427,7 +427,7 @@ def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_labs_it_gra
     is "not graded" on one GPU."""
     course = labmeta.load()
     lab01, lab12 = course.lab("01"), course.lab("12")
-    assert lab12.behind_checker and lab12.spans_gpus
+    assert lab_grading.checker_target(lab12) == "checker-gpu_allreduce" and lab12.spans_gpus
     worker, built = worker_of_gpus(1, tmp_path, monkeypatch)
     worker.prepare(course, [lab01, lab12], progress=lambda *_: None)
     assert built == ["checker-cpu_sum", lab_grading.runner_target(lab01, "labs")]

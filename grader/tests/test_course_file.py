@@ -43,10 +43,11 @@ def test_the_real_course_file_validates():
 
 
 def test_lab_12_needs_two_gpus_and_says_so_on_one():
-    from grader.engine.lab_grading import cannot_grade
+    from grader.engine.lab_grading import cannot_grade, checker_target
 
     lab = labmeta.load().lab("12")
-    assert lab.min_gpus == 2 and lab.needs_gpu and lab.behind_checker and lab.spans_gpus
+    assert lab.min_gpus == 2 and lab.needs_gpu and lab.spans_gpus
+    assert checker_target(lab) == "checker-gpu_allreduce"
     one = cannot_grade(lab, 1)
     assert one is not None and "cannot be graded on this machine" in one
     assert "needs 2 or more NVIDIA GPUs" in one and "this machine has 1" in one

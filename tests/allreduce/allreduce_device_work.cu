@@ -34,10 +34,8 @@ __global__ void count_wrong_sampled_kernel(const float* out, std::size_t n, std:
                                            unsigned long long* counter) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= kSampled) return;
-  std::uint64_t x = pick + 0x9E3779B97F4A7C15ull * (t + 1ull);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  const std::size_t i = static_cast<std::size_t>((x ^ (x >> 31)) % n);
+  const std::size_t i = static_cast<std::size_t>(
+      lab::allreduce::mix64(pick + 0x9E3779B97F4A7C15ull * (t + 1ull)) % n);
   float sum = lab::allreduce::input_value(seed, 0, i);
   for (int h = 1; h < gpus; ++h) sum += lab::allreduce::input_value(seed, h, i);
   if (__float_as_uint(sum) != __float_as_uint(out[i])) atomicAdd(counter, 1ull);

@@ -10,16 +10,21 @@
 
 namespace lab::allreduce {
 
+// SplitMix64's finaliser: every bit of x stirred into every bit of the result.
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 // Input i of GPU `rank`: (k - 2^22 + 0.5) / 2^22 for a 23-bit hash k, so in
 // (-1, 1), never 0, and exact in float on host and device alike: both sides
 // add the very same floats, and a rank-order sum has one right answer, bits
 // and all.
 __host__ __device__ inline float input_value(std::uint64_t seed, int rank, std::size_t i) {
-  std::uint64_t x = seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(rank) + 1) +
-                    0xD1B54A32D192ED03ull * i;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
+  const std::uint64_t x =
+      mix64(seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(rank) + 1) +
+            0xD1B54A32D192ED03ull * i);
   const int k = static_cast<int>(x >> 41);  // 23 bits
   return (static_cast<float>(k - (1 << 22)) + 0.5f) / 4194304.0f;
 }

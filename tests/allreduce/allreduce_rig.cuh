@@ -239,7 +239,7 @@ class Case {
       if (!in_place_ && bits(got[n_]) != kPoison)
         return {{show(poison()), show(got[n_]),
                  "GPU " + std::to_string(r) + " wrote the float just past its output's end",
-                 "wrong_value"}};
+                 hint::kWrongValue}};
       if (in_place_) continue;
       CUDA_CHECK(cudaMemcpy(got.data(), in(r), n_ * sizeof(float), cudaMemcpyDeviceToHost));
       for (std::size_t i = 0; i < n_; ++i) {
@@ -297,8 +297,9 @@ inline std::string variant_of(A algorithm, bool in_place, int gpus, std::size_t 
   return v;
 }
 
-// Fills, calls `times` times on one workspace (refilling before each in-place
-// call, whose input is gone), and checks every output after each call.
+// Fills and poisons before each of `times` calls on one workspace (so that a
+// call which leaves the last call's sums in place shows, and an in-place call
+// gets its input back), and checks every output after each call.
 inline void run_and_check(Case& c, A algorithm, std::uint64_t seed, const std::string& input,
                           const std::vector<Plant>& plants = {}, int times = 2,
                           std::size_t offset = 0) {
@@ -312,7 +313,7 @@ inline void run_and_check(Case& c, A algorithm, std::uint64_t seed, const std::s
     f.call = k + 1;
     const bool ran = guarded(f, [&] {
       if (k == 0) c.make_workspaces();
-      if (k == 0 || c.in_place()) c.fill(seed, plants);
+      c.fill(seed, plants);
       run_remote(c.call(algorithm), c.gpus());
     });
     if (!ran) return;
