@@ -14,7 +14,14 @@
 // The ceilings: "copy_all", every GPU pulling n floats from the next at once
 // (for two GPUs the least traffic any all-reduce needs: each GPU must receive
 // the other's n floats), and "copy_one", one GPU pulling from one peer with the
-// others idle (the issue's probe measured this one).
+// others idle (the issue's probe measured this one). Both are the copy
+// engines'. The lab moves its data with kernels (labs.toml forbids
+// cudaMemcpyPeer), so two more ceilings are kernels: "copy_all_stores", every
+// GPU's kernel storing its n floats into the next GPU's buffer, and
+// "copy_all_loads", every GPU's kernel loading the next GPU's n floats into its
+// own, 16 bytes a thread, eight in flight. For two GPUs no all-reduce made of
+// such loads or stores can beat the better of them: it moves the same bytes
+// over the link, and adds.
 //
 // Before any timing, each size's reference calls (auto, one-shot, two-shot,
 // in place and out of place) are checked element by element against a host
@@ -278,6 +285,40 @@ std::string check_outputs(Rig& rig, std::size_t n, std::uint64_t seed, bool in_p
   return "";
 }
 
+// n/4 float4 units from src to dst, one of them on a peer: the kernel copies
+// the ceilings copy_all_stores and copy_all_loads time.
+__global__ void __launch_bounds__(512)
+    peer_copy(float4* dst, const float4* src, std::size_t units) {
+  constexpr int kInFlight = 8;
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  for (; i + (kInFlight - 1) * stride < units; i += kInFlight * stride) {
+    float4 v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) v[u] = src[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) dst[i + u * stride] = v[u];
+  }
+  for (; i < units; i += stride) dst[i] = src[i];
+}
+
+// Every GPU r at once: a kernel on r copies GPU (r+1)'s input into r's output
+// (loads over the link) or r's input into GPU (r+1)'s output (stores).
+void kernel_copy_all(Rig& rig, std::size_t n, bool stores) {
+  const int gpus = rig.gpus();
+  for (int r = 0; r < gpus; ++r) {
+    const int next = (r + 1) % gpus;
+    int sms = 0;
+    CUDA_CHECK(cudaSetDevice(r));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r));
+    float* dst = stores ? rig.gpu(next).out.get() : rig.gpu(r).out.get();
+    const float* src = stores ? rig.gpu(r).in.get() : rig.gpu(next).in.get();
+    peer_copy<<<2 * sms, 512, 0, rig.stream(r)>>>(reinterpret_cast<float4*>(dst),
+                                                  reinterpret_cast<const float4*>(src), n / 4);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
 Row bench_size(Rig& rig, int log2n, std::uint64_t seed) {
   Row row;
   row.log2n = log2n;
@@ -370,6 +411,10 @@ Row bench_size(Rig& rig, int log2n, std::uint64_t seed) {
                                      rig.stream(r)));
     }
   });
+  if (n % 4 == 0) {  // every size the bench takes (2^LOG2 floats, LOG2 >= 2)
+    methods.emplace_back("copy_all_stores", [&](long) { kernel_copy_all(rig, n, true); });
+    methods.emplace_back("copy_all_loads", [&](long) { kernel_copy_all(rig, n, false); });
+  }
   methods.emplace_back("copy_one", [&](long) {
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(
@@ -409,10 +454,12 @@ std::string row_json(const Row& r, int gpus) {
          (copy ? "" : ",\"busbw_gbps\":" + std::to_string(f.algbw(bytes) * bus)) + "}";
   }
   const double nccl = figure_of(r, "nccl"), copy_one = figure_of(r, "copy_one"),
-               copy_all = figure_of(r, "copy_all"), ref = figure_of(r, "ref");
+               copy_all = figure_of(r, "copy_all"), ref = figure_of(r, "ref"),
+               stores = figure_of(r, "copy_all_stores");
   j += "},\"ref_over_nccl\":" + std::to_string(nccl > 0 ? ref / nccl : 0.0) +
        ",\"ref_over_copy_one\":" + std::to_string(copy_one > 0 ? ref / copy_one : 0.0) +
-       ",\"ref_over_copy_all\":" + std::to_string(copy_all > 0 ? ref / copy_all : 0.0) + "}";
+       ",\"ref_over_copy_all\":" + std::to_string(copy_all > 0 ? ref / copy_all : 0.0) +
+       ",\"ref_over_copy_all_stores\":" + std::to_string(stores > 0 ? ref / stores : 0.0) + "}";
   return j;
 }
 
@@ -506,19 +553,21 @@ int main(int argc, char** argv) {
     if (!rig.has_nccl())
       std::printf("NCCL: %s; its columns stay empty\n", rig.nccl_error().c_str());
     std::vector<Row> rows;
-    std::printf("  %-6s %-6s %10s %10s %10s %10s %7s %10s %10s  %s\n", "size", "status", "ref",
-                "one-shot", "two-shot", "NCCL", "ref/NC", "copy_all", "copy_one", "(algbw GB/s)");
+    std::printf("  %-6s %-6s %10s %10s %10s %10s %7s %10s %10s %10s %10s  %s\n", "size", "status",
+                "ref", "one-shot", "two-shot", "NCCL", "ref/NC", "copy_all", "copy_one", "k-stores",
+                "k-loads", "(algbw GB/s)");
     for (const int s : sizes) {
       rows.push_back(bench_size(rig, s, seed));
       const Row& r = rows.back();
       const double nccl = figure_of(r, "nccl");
-      std::printf("  2^%-4d %-6s %10.1f %10.1f %10.1f %10.1f %7.3f %10.1f %10.1f  %s%s\n", r.log2n,
-                  r.status.c_str(), figure_of(r, "ref"), figure_of(r, "ref_one_shot"),
-                  figure_of(r, "ref_two_shot"), nccl, nccl > 0 ? figure_of(r, "ref") / nccl : 0.0,
-                  figure_of(r, "copy_all"), figure_of(r, "copy_one"), r.detail.c_str(),
-                  r.nccl_check == "ok" || r.nccl_check == "not_run"
-                      ? ""
-                      : (" NCCL " + r.nccl_check).c_str());
+      std::printf(
+          "  2^%-4d %-6s %10.1f %10.1f %10.1f %10.1f %7.3f %10.1f %10.1f %10.1f %10.1f  %s%s\n",
+          r.log2n, r.status.c_str(), figure_of(r, "ref"), figure_of(r, "ref_one_shot"),
+          figure_of(r, "ref_two_shot"), nccl, nccl > 0 ? figure_of(r, "ref") / nccl : 0.0,
+          figure_of(r, "copy_all"), figure_of(r, "copy_one"), figure_of(r, "copy_all_stores"),
+          figure_of(r, "copy_all_loads"), r.detail.c_str(),
+          r.nccl_check == "ok" || r.nccl_check == "not_run" ? ""
+                                                            : (" NCCL " + r.nccl_check).c_str());
       std::fflush(stdout);
     }
     const char* commit = std::getenv("LAB_GIT_COMMIT");
@@ -537,10 +586,14 @@ int main(int argc, char** argv) {
             ",\"commit\":" + lab::json_string(commit ? commit : "") +
             ",\"seed\":" + std::to_string(seed) + ",\"rounds\":" + std::to_string(kRounds) +
             ",\"notes\":" +
-            lab::json_string("algbw = bytes of one GPU's buffer / time; busbw = algbw * 2(G-1)/G; "
-                             "ref = auto out of place; ref_one_shot_in_place runs two-shot above "
-                             "the reference's in-place stage (2^20 floats); copy_all = every GPU "
-                             "pulls n floats from the next at once, copy_one = GPU 0 from GPU 1") +
+            lab::json_string(
+                "algbw = bytes of one GPU's buffer / time; busbw = algbw * 2(G-1)/G; "
+                "ref = auto out of place; ref_one_shot_in_place runs two-shot above "
+                "the reference's in-place stage (2^20 floats); copy_all = every GPU "
+                "pulls n floats from the next at once, copy_one = GPU 0 from GPU 1 (both by the "
+                "copy engines); copy_all_stores / copy_all_loads = copy_all made by a "
+                "kernel on every GPU, storing into the next GPU's buffer / loading "
+                "from it") +
             ",\"sizes\":[";
     for (std::size_t i = 0; i < rows.size(); ++i)
       json += std::string(i ? "," : "") + row_json(rows[i], gpus);
