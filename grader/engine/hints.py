@@ -31,7 +31,7 @@ CASE_HINTS = {
     "exception": "the lab's code threw an exception",
     "output_limit": "the lab's code printed too much and was stopped",
     "runner_error": "the lab's program did not answer as the contract says",
-    CaseStatus.NOT_RUN: "this test did not run (the lab's code hung or crashed too often before it)",
+    CaseStatus.NOT_RUN: "this test did not run (the lab's code hung, crashed or lost its CUDA context too often before it)",
     "workspace_not_ready": "right once, then wrong on the same input: the workspace is kept "
     "between calls, and the last block must put back to zero what it "
     "counted there",
@@ -88,6 +88,14 @@ def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     failed_n = [n for c in failed if (n := _n(c, "fail_n") or _n(c, "n")) is not None]
     passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
     hints: list[str] = []
+    # The checker stops asking after a few hangs, crashes or lost CUDA
+    # contexts (tests/support/runner_link.hpp): the first failure says why.
+    not_run = sum(c.status == CaseStatus.NOT_RUN for c in cases)
+    if not_run:
+        hints.append(
+            f"{not_run} test(s) did not run: the lab's code hung, crashed or lost its CUDA "
+            "context too often before them; mend the first failure and they will run"
+        )
     if not failed_n:
         return hints
     if all(n > INT32_LIMIT for n in failed_n) and passed_n:

@@ -22,6 +22,7 @@ CHECKS = {
     "note",
     "no_performance",
     "unreached",
+    "faults_bounded",
 }
 
 
@@ -73,4 +74,19 @@ def test_no_performance_check_reads_the_lab(tmp_path):
     attack = {"name": "slow", "expect": "correct", "policy": "no", "check": ["no_performance"]}
     assert judge.judge(attack, Result(), tmp_path, policy=False)
     Lab.points_performance = 0
+    assert not judge.judge(attack, Result(), tmp_path, policy=False)
+
+
+def test_faults_bounded_check_reads_the_hints(tmp_path):
+    class Lab:
+        lab, status, points, points_correctness, max_correctness = "07_x", "graded", 0, 0, 6
+        points_performance, fraction, notes, reason, first_failure = 0, None, [], "", None
+        hints = ["a CUDA error: a bad launch configuration or an illegal memory access"]
+
+    class Result:
+        labs, notes = [Lab()], []
+
+    attack = {"name": "fault", "expect": "zero", "policy": "no", "check": ["faults_bounded"]}
+    assert judge.judge(attack, Result(), tmp_path, policy=False)
+    Lab.hints = [*Lab.hints, "64 test(s) did not run: the lab's code hung, crashed or ..."]
     assert not judge.judge(attack, Result(), tmp_path, policy=False)

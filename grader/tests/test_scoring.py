@@ -155,3 +155,15 @@ def test_a_test_of_recorded_variants_only_does_not_cost_the_lab():
     )
     r = score(LAB, run_of(CaseResult("Sum.a", "passed"), recorded, kahan))
     assert r.fraction == 0.25 and r.points_performance == 4
+
+
+def test_tests_not_run_after_the_crash_budget_are_counted_and_said():
+    # The checker stops asking after max_crashes crashes or lost CUDA contexts
+    # (tests/support/runner_link.hpp); the feedback says how many did not run.
+    lost = CaseResult(
+        "Sum.a", "failed", properties={"fail_n": "1", "fail_hint": "cuda_error"}, failures=["x"]
+    )
+    skipped = [CaseResult(f"Sum.n{k}", "not_run", properties={"n": "3"}) for k in range(3)]
+    r = score(LAB, run_of(lost, *skipped, bw("not_run", 0.0)))
+    assert r.points == 0 and r.tests_failed == 5 and r.first_failure.hint == "cuda_error"
+    assert any(h.startswith("3 test(s) did not run") for h in r.hints)

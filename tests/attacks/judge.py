@@ -56,6 +56,11 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
                     f"{name}: expected no performance points, got "
                     f"{lab.points_performance:g} (fraction {lab.fraction})"
                 )
+        elif check == "faults_bounded":
+            # Each lost context costs a new runner; after the budget
+            # (runner_link.hpp's max_crashes) the rest must not run.
+            if not any("did not run" in h for h in lab.hints):
+                problems.append(f"{name}: every test ran; hints: {lab.hints[:3]}")
         elif check == "ceiling_unmoved":
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
             before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side][

@@ -357,7 +357,8 @@ void RunnerLink::died(const std::string& during) {
                                           " MiB of output and was stopped");
   }
   if (++crashes_ >= options_.max_crashes)
-    broken_ = "the lab's code crashed " + std::to_string(crashes_) + " times";
+    broken_ =
+        "the lab's code crashed or lost its CUDA context " + std::to_string(crashes_) + " times";
   throw RunnerError("crashed", "the lab's program " + how + " " + during);
 }
 
@@ -457,6 +458,17 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
     case wire::Status::kCudaError: throw RunnerError("cuda_error", message);
     case wire::Status::kContextLost: {
       reap(false);  // it exits by itself after this reply
+      // Every next request starts a runner and a CUDA context again, about
+      // half a second on a shared GPU: a lab whose every call faults held its
+      // GPU slot 36 s for lab 02's 72 tests (heidi's out-of-bounds read,
+      // tests/gpu_runs/h100/throughput-64a5ad6-j16-x4-c10.log), and would
+      // hold it minutes for lab 09's 276. So a lost context counts as a crash
+      // against the same budget. One failed test already costs every
+      // correctness point (grader/engine/scoring.py): the tests not run after
+      // the budget change what the feedback lists, never the grade.
+      if (++crashes_ >= options_.max_crashes)
+        broken_ = "the lab's code crashed or lost its CUDA context " + std::to_string(crashes_) +
+                  " times";
       throw RunnerError("cuda_error", message);
     }
     case wire::Status::kException:

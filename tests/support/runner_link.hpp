@@ -34,7 +34,7 @@ struct RunnerOptions {
   double start_timeout_s = 120.0;     // the first answer (its CUDA context; longer under tools)
   std::size_t output_cap = 8u << 20;  // bytes of stdout+stderr, and of any one file it writes
   std::size_t echo_cap = 32u << 10;   // bytes of its output shown in the checker's log
-  int max_crashes = 8;                // then the remaining calls are not run
+  int max_crashes = 8;                // crashes and lost CUDA contexts; then the rest is not run
   int max_timeouts = 2;
 };
 
