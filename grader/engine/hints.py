@@ -89,8 +89,10 @@ def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
     hints: list[str] = []
     # The checker stops asking after a few hangs, crashes or lost CUDA
-    # contexts (tests/support/runner_link.hpp): the first failure says why.
-    not_run = sum(c.status == CaseStatus.NOT_RUN for c in cases)
+    # contexts (tests/support/runner_link.hpp): its later tests fail with hint
+    # not_run; a run that ended early leaves tests without a result
+    # (CaseStatus.NOT_RUN, checker_run.py). The first failure says why.
+    not_run = sum(case_hint(c) == CaseStatus.NOT_RUN for c in cases)
     if not_run:
         hints.append(
             f"{not_run} test(s) did not run: the lab's code hung, crashed or lost its CUDA "

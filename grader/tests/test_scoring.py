@@ -163,7 +163,14 @@ def test_tests_not_run_after_the_crash_budget_are_counted_and_said():
     lost = CaseResult(
         "Sum.a", "failed", properties={"fail_n": "1", "fail_hint": "cuda_error"}, failures=["x"]
     )
-    skipped = [CaseResult(f"Sum.n{k}", "not_run", properties={"n": "3"}) for k in range(3)]
-    r = score(LAB, run_of(lost, *skipped, bw("not_run", 0.0)))
+    # As the checker reports them (a failure with hint not_run, the 2026-11-26
+    # GPU run of gpu_fault_every_call), and as the grader marks a test that
+    # left no result at all.
+    refused = [
+        CaseResult(f"Sum.n{k}", "failed", properties={"n": "3", "fail_hint": "not_run"})
+        for k in range(2)
+    ]
+    no_result = CaseResult("Sum.last", "not_run", properties={"n": "5"})
+    r = score(LAB, run_of(lost, *refused, no_result, bw("not_run", 0.0)))
     assert r.points == 0 and r.tests_failed == 5 and r.first_failure.hint == "cuda_error"
     assert any(h.startswith("3 test(s) did not run") for h in r.hints)
