@@ -21,28 +21,39 @@ KERNEL_COPY_RUN = REPO / "tests" / "gpu_runs" / "h100x2" / "lab12-kernel-copy-2b
 KERNEL_COPY_SIZES = (24, 26, 28, 29, 30)
 
 
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table, the first column left-aligned and the figures right."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "| --- |" + " ---: |" * (len(header) - 1),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def _algbw(data: dict, shown: tuple[int, ...], methods: tuple[str, ...]):
+    """(log2n, algbw of each method) for every shown size that has them all."""
+    for size in data["sizes"]:
+        m = size["methods"]
+        if size["log2n"] in shown and all(k in m for k in methods):
+            yield size["log2n"], [m[k]["algbw_gbps"] for k in methods]
+
+
 def kernel_copy_block(run: Path = KERNEL_COPY_RUN) -> list[str]:
     """The slide that compares the reference with a kernel that only copies."""
     if not run.is_file():
         return []
     data = json.loads(run.read_text())
     rows = [
-        "| floats per GPU | reference GB/s | kernel store copy GB/s | reference / copy "
-        "| NCCL GB/s |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for size in data["sizes"]:
-        m = size["methods"]
-        if size["log2n"] not in KERNEL_COPY_SIZES or "copy_all_stores" not in m:
-            continue
-        ref, copy, nccl = (m[k]["algbw_gbps"] for k in ("ref", "copy_all_stores", "nccl"))
-        rows.append(
-            f"| $2^{{{size['log2n']}}}$ | {ref:.1f} | {copy:.1f} | {ref / copy:.3f} | {nccl:.1f} |"
+        [f"$2^{{{log2n}}}$", f"{ref:.1f}", f"{copy:.1f}", f"{ref / copy:.3f}", f"{nccl:.1f}"]
+        for log2n, (ref, copy, nccl) in _algbw(
+            data, KERNEL_COPY_SIZES, ("ref", "copy_all_stores", "nccl")
         )
+    ]
+    header = ["floats per GPU", "reference GB/s", "kernel store copy GB/s", "reference / copy"]
     return [
         "## What bounds it: a kernel that only copies",
         "",
-        *rows,
+        *_table([*header, "NCCL GB/s"], rows),
         "",
         "Every GPU's kernel stores its buffer into the other's, nothing added "
         "(`copy_all_stores`): no all-reduce of loads and stores can beat it, and the "
@@ -64,23 +75,21 @@ def lab12_block(run: Path = LAB12_RUN) -> list[str]:
         ]
     data = json.loads(run.read_text())
     rows = [
-        "| floats per GPU | reference GB/s | NCCL GB/s | reference / NCCL | peer copy GB/s "
-        "| reference / copy |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        [
+            f"$2^{{{log2n}}}$",
+            f"{ref:.1f}",
+            f"{nccl:.1f}",
+            f"{ref / nccl:.2f}x",
+            f"{copy:.1f}",
+            f"{ref / copy:.3f}",
+        ]
+        for log2n, (ref, nccl, copy) in _algbw(data, SHOWN_SIZES, ("ref", "nccl", "copy_one"))
     ]
-    for size in data["sizes"]:
-        if size["log2n"] not in SHOWN_SIZES:
-            continue
-        m = size["methods"]
-        ref, nccl, copy = (m[k]["algbw_gbps"] for k in ("ref", "nccl", "copy_one"))
-        rows.append(
-            f"| $2^{{{size['log2n']}}}$ | {ref:.1f} | {nccl:.1f} | {ref / nccl:.2f}x | "
-            f"{copy:.1f} | {ref / copy:.3f} |"
-        )
+    header = ["floats per GPU", "reference GB/s", "NCCL GB/s", "reference / NCCL"]
     return [
         f"## Measured on {data['gpus']} x {data['device']}",
         "",
-        *rows,
+        *_table([*header, "peer copy GB/s", "reference / copy"], rows),
         "",
         f"algbw: one GPU's buffer over the time of a call; one process, best median of "
         f"{data['rounds']} rounds (`{rel(run)}`).",
