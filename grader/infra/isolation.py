@@ -10,7 +10,9 @@ code cannot reach (tests/support/runner_link.hpp). Here the runner also gets:
   grader's files;
 - a private folder as its cwd, HOME and TMPDIR;
 - its own network namespace, with loopback up and no way out, when the
-  namespace allows it (`private_network`).
+  namespace allows it (`private_network`);
+- limits of its own on processes and host memory (prlimit, RUNNER_PROCESSES),
+  counted in its user namespace alone.
 Without a namespace (some containers forbid them), the checker's own guards
 remain: it is not dumpable (no ptrace, no /proc/PID/mem) and it kills every
 process the runner left behind. The note says so, and the README says that
@@ -31,6 +33,7 @@ from pathlib import Path
 from . import proc
 from .bwrap import drop_privileges
 from .runner import RunnerSpec
+from .sandbox import Limits
 
 NOBODY_ID = 65534
 
@@ -68,8 +71,29 @@ def _pythons() -> list[str]:
     return [p for i, p in enumerate(found) if p and os.path.isfile(p) and p not in found[:i]]
 
 
+# What one runner may use, set with prlimit inside its user namespace, where
+# the kernel counts its processes apart from every other runner's (ucounts):
+# without them a lab file could start threads or take host memory until the
+# students graded beside it failed (std::thread and new are the lab's to use).
+# Memory as --sandbox's (sandbox.Limits: the data segment, which takes thread
+# stacks and anonymous maps, not CUDA's reserved address space or the
+# checker's shared buffers); processes far above the sandbox's 256, since an
+# honest sum_threads starts a thread a core, and a machine may have hundreds.
+RUNNER_PROCESSES = 4096
+
+
+def _limits_prefix() -> list[str]:
+    """prlimit's wrapping of a contained runner; none where prlimit is missing."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return []
+    data = Limits().memory_mb << 20
+    return [prlimit, f"--nproc={RUNNER_PROCESSES}", f"--data={data}", "--core=0", "--"]
+
+
 def _unshare_prefix(python: str | None = None) -> list[str] | None:
-    """unshare's wrapping; with `python`, also a network namespace of its own."""
+    """unshare's wrapping, then the runner's limits; with `python`, also a
+    network namespace of its own."""
     unshare = shutil.which("unshare")
     if unshare is None:
         return None
@@ -82,9 +106,10 @@ def _unshare_prefix(python: str | None = None) -> list[str] | None:
         "--kill-child",
         "--mount-proc",
     ]
+    limits = _limits_prefix()
     if python is None:
-        return prefix + ["--"]
-    return prefix + ["--net", "--keep-caps", "--", python, "-I", "-S", "-c", _LOOPBACK_UP]
+        return prefix + ["--", *limits]  # limits end with their own "--"
+    return prefix + ["--net", "--keep-caps", "--", *limits, python, "-I", "-S", "-c", _LOOPBACK_UP]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """grader/infra/isolation.py: the runner's namespaces as the grader builds them.
 Each test runs the real wrapping (unshare, setpriv when root) around a shell."""
 
+import concurrent.futures
+
 import pytest
 
 from grader.infra import isolation, proc
@@ -68,3 +70,41 @@ def test_without_a_usable_python_the_runner_keeps_its_pid_namespace(monkeypatch)
             iso.cleanup()
     finally:
         isolation.runner_namespaces.cache_clear()
+
+
+def _threads(prefix: list[str], count: int, seconds: float = 3.0) -> proc.Finished:
+    """Start `count` threads that sleep, inside `prefix`, as the runner's user."""
+    as_nobody = isolation._as_nobody() or []
+    script = (
+        "import threading, time\n"
+        f"ts = [threading.Thread(target=time.sleep, args=({seconds},)) for _ in range({count})]\n"
+        "for t in ts: t.start()\n"
+        "print('started', len(ts))\n"
+    )
+    return proc.run(as_nobody + prefix + ["python3", "-I", "-c", script], timeout=60)
+
+
+def test_the_runner_gets_its_limits():
+    if not NS.ok or "prlimit" not in " ".join(NS.prefix):
+        pytest.skip(f"no namespaces or no prlimit here: {NS.why}")
+    done = _inside("cat /proc/self/limits")
+    assert done.code == 0, done.output
+    lines = {line[:26].strip(): line[26:].split() for line in done.output.splitlines()}
+    assert lines["Max processes"][:2] == [str(isolation.RUNNER_PROCESSES)] * 2, done.output
+    data = str(isolation.Limits().memory_mb << 20)
+    assert lines["Max data size"][:2] == [data, data], done.output
+
+
+def test_the_process_limit_counts_one_runner_alone(monkeypatch):
+    # Two runners at once, each under a limit of 40: 30 threads each must both
+    # start (the kernel counts each user namespace apart), and 60 in one must not.
+    if not NS.ok or "prlimit" not in " ".join(NS.prefix):
+        pytest.skip(f"no namespaces or no prlimit here: {NS.why}")
+    monkeypatch.setattr(isolation, "RUNNER_PROCESSES", 40)
+    prefix = isolation._unshare_prefix(None) or []
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        both = list(pool.map(lambda _: _threads(prefix, 30), range(2)))
+    for done in both:
+        assert done.code == 0 and "started 30" in done.output, done.output
+    too_many = _threads(prefix, 60, seconds=0.5)
+    assert too_many.code != 0 and "can't start new thread" in too_many.output, too_many.output
