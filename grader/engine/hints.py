@@ -8,6 +8,9 @@ from __future__ import annotations
 from ..results import CaseResult
 from ..status import CaseStatus
 
+# Why the checker stopped asking (tests/support/runner_link.hpp's budgets).
+STOPPED_ASKING = "the lab's code hung, crashed or lost its CUDA context too often before"
+
 CASE_HINTS = {
     "not_implemented": "not implemented: the fenced region still holds the skeleton's TODO",
     "never_written": "nothing wrote the output: thread 0 of each block must store the block's "
@@ -31,7 +34,7 @@ CASE_HINTS = {
     "exception": "the lab's code threw an exception",
     "output_limit": "the lab's code printed too much and was stopped",
     "runner_error": "the lab's program did not answer as the contract says",
-    CaseStatus.NOT_RUN: "this test did not run (the lab's code hung, crashed or lost its CUDA context too often before it)",
+    CaseStatus.NOT_RUN: f"this test did not run ({STOPPED_ASKING} it)",
     "workspace_not_ready": "right once, then wrong on the same input: the workspace is kept "
     "between calls, and the last block must put back to zero what it "
     "counted there",
@@ -95,8 +98,8 @@ def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     not_run = sum(case_hint(c) == CaseStatus.NOT_RUN for c in cases)
     if not_run:
         hints.append(
-            f"{not_run} test(s) did not run: the lab's code hung, crashed or lost its CUDA "
-            "context too often before them; mend the first failure and they will run"
+            f"{not_run} test(s) did not run: {STOPPED_ASKING} them; "
+            "mend the first failure and they will run"
         )
     if not failed_n:
         return hints

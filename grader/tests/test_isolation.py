@@ -14,9 +14,14 @@ needs_private_network = pytest.mark.skipif(
 )
 
 
-def _inside(script: str) -> proc.Finished:
+def _run(command: list[str], prefix=NS.prefix) -> proc.Finished:
+    """`command` in the runner's wrapping, as the runner's user."""
     as_nobody = isolation._as_nobody() or []
-    return proc.run(as_nobody + list(NS.prefix) + ["/bin/sh", "-c", script], timeout=60)
+    return proc.run(as_nobody + list(prefix) + command, timeout=60)
+
+
+def _inside(script: str) -> proc.Finished:
+    return _run(["/bin/sh", "-c", script])
 
 
 @needs_private_network
@@ -74,14 +79,13 @@ def test_without_a_usable_python_the_runner_keeps_its_pid_namespace(monkeypatch)
 
 def _threads(prefix: list[str], count: int, seconds: float = 3.0) -> proc.Finished:
     """Start `count` threads that sleep, inside `prefix`, as the runner's user."""
-    as_nobody = isolation._as_nobody() or []
     script = (
         "import threading, time\n"
         f"ts = [threading.Thread(target=time.sleep, args=({seconds},)) for _ in range({count})]\n"
         "for t in ts: t.start()\n"
         "print('started', len(ts))\n"
     )
-    return proc.run(as_nobody + prefix + ["python3", "-I", "-c", script], timeout=60)
+    return _run(["python3", "-I", "-c", script], prefix)
 
 
 def test_the_runner_gets_its_limits():

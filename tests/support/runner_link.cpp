@@ -351,15 +351,18 @@ void RunnerLink::died(const std::string& during) {
   const std::string how = process_ ? describe_status(status) : "not running";
   reap(true);
   if (flooded) {
-    if (++crashes_ >= options_.max_crashes) broken_ = "the lab's code flooded its output again";
+    count_crash("the lab's code flooded its output again");
     throw RunnerError("output_limit", "the lab's code wrote more than " +
                                           std::to_string(options_.output_cap >> 20) +
                                           " MiB of output and was stopped");
   }
-  if (++crashes_ >= options_.max_crashes)
-    broken_ =
-        "the lab's code crashed or lost its CUDA context " + std::to_string(crashes_) + " times";
+  count_crash("the lab's code crashed or lost its CUDA context " +
+              std::to_string(options_.max_crashes) + " times");
   throw RunnerError("crashed", "the lab's program " + how + " " + during);
+}
+
+void RunnerLink::count_crash(const std::string& why) {
+  if (++crashes_ >= options_.max_crashes) broken_ = why;
 }
 
 void RunnerLink::reap(bool kill_first) {
@@ -466,9 +469,8 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
       // against the same budget. One failed test already costs every
       // correctness point (grader/engine/scoring.py): the tests not run after
       // the budget change what the feedback lists, never the grade.
-      if (++crashes_ >= options_.max_crashes)
-        broken_ = "the lab's code crashed or lost its CUDA context " + std::to_string(crashes_) +
-                  " times";
+      count_crash("the lab's code crashed or lost its CUDA context " +
+                  std::to_string(options_.max_crashes) + " times");
       throw RunnerError("cuda_error", message);
     }
     case wire::Status::kException:

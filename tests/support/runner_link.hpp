@@ -85,6 +85,8 @@ class RunnerLink {
   void drop_arena(std::uint32_t id);
   void request(void* request, int fd, void* reply, double timeout_s);
   [[noreturn]] void died(const std::string& during);
+  // One crash or lost CUDA context against max_crashes; `why` once it is spent.
+  void count_crash(const std::string& why);
   void reap(bool kill_first);
 
   RunnerOptions options_;
