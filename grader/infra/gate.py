@@ -110,8 +110,11 @@ class Gate:
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
-    def shared(self):
-        if self._slots is not None:
+    def shared(self, slot: bool = True):
+        """The shared side; with `slot`, one of the run slots first (a run
+        that needs little GPU memory, a compute-sanitizer tool on the small
+        cases, passes slot=False: sanitizer_slot bounds those)."""
+        if slot and self._slots is not None:
             with self._slots, self._shared():
                 yield
         else:
@@ -190,10 +193,10 @@ class Gate:
 
 
 @contextlib.contextmanager
-def held(gate: Gate | None, exclusive: bool = False):
+def held(gate: Gate | None, exclusive: bool = False, slot: bool = True):
     """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
     if gate is None:
         yield
     else:
-        with gate.exclusive() if exclusive else gate.shared():
+        with gate.exclusive() if exclusive else gate.shared(slot):
             yield
