@@ -19,14 +19,13 @@ and a run in which a case hung gets none (a hang is not for want of memory):
 asking for one and then hanging costs the batch at most ALONE_SECONDS for a
 lab's tests, and as much for its sanitizer tools (sanitize_lab).
 
-Every checker run on a shared GPU holds one of its few run slots (gate.py; how many:
+Every run on a shared GPU holds one of its few run slots (gate.py; how many:
 gpus.runs_at_once, with the measurements): the GPU switches between the
 processes' contexts rather than running them side by side, and each slot has
 room for the 2^32-element case. An earlier design ran that case in a checker
 process of its own, the only one that took a slot, and let the rest of every
 worker's tests onto the GPU at once: each lab's tests then took twice as long
-(gpus.py). A compute-sanitizer tool runs only the small cases and takes no run
-slot: gate.sanitizer_slot bounds how many run at once."""
+(gpus.py)."""
 
 from __future__ import annotations
 
@@ -103,11 +102,11 @@ def shared_then_alone(
 
 
 @contextlib.contextmanager
-def timed_hold(gate: Gate | None, alone: bool, what: str, slot: bool = True):
+def timed_hold(gate: Gate | None, alone: bool, what: str):
     """held(gate), with a trace line of how long the run waited for the GPU
     and how long it held it (GRADER_TRACE: where a batch's time goes)."""
     asked = time.monotonic()
-    with held(gate, exclusive=alone, slot=slot):
+    with held(gate, exclusive=alone):
         got = time.monotonic()
         try:
             yield
@@ -156,10 +155,13 @@ def sanitize_lab(
     for tool in sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS:
 
         def once(alone: bool, tool: str = tool) -> sanitize_mod.SanitizerRun:
-            # No run slot: the small cases need little GPU memory, and the
-            # tools held the slots 277 of the 650 s they were busy, with runs
-            # waiting for them 2,160 s (h100/throughput-64a5ad6-j16-x4-c10.log).
-            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}", slot=False):
+            # A run slot too, though the small cases need little memory: with
+            # the tools beside the slots' checkers (ee7424e, two H200s, 16
+            # workers a GPU) a test run took a median 14.8 s and a tool 5.2 s,
+            # against 2.4 s and 1.2 s in slots (h200x2/throughput-ee7424e-*,
+            # h100/throughput-64a5ad6-j16-x4-c10.log): the GPU switches
+            # between more contexts, and each waits its turn.
+            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}"):
                 return sanitize_mod.run_tool(
                     checker,
                     lab.id,

@@ -110,11 +110,8 @@ class Gate:
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
-    def shared(self, slot: bool = True):
-        """The shared side; with `slot`, one of the run slots first (a run
-        that needs little GPU memory, a compute-sanitizer tool on the small
-        cases, passes slot=False: sanitizer_slot bounds those)."""
-        if slot and self._slots is not None:
+    def shared(self):
+        if self._slots is not None:
             with self._slots, self._shared():
                 yield
         else:
@@ -193,10 +190,10 @@ class Gate:
 
 
 @contextlib.contextmanager
-def held(gate: Gate | None, exclusive: bool = False, slot: bool = True):
+def held(gate: Gate | None, exclusive: bool = False):
     """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
     if gate is None:
         yield
     else:
-        with gate.exclusive() if exclusive else gate.shared(slot):
+        with gate.exclusive() if exclusive else gate.shared():
             yield

@@ -381,19 +381,3 @@ def test_a_stall_lets_shared_runs_start_only_for_the_first_stall_seconds_of_a_dr
     time.sleep(0.1)
     assert scene.order == ["early"]  # waits, although the hung run is still stalled
     assert scene.end() == ["early", "hung out", "timed", "late"]
-
-
-def test_a_run_without_a_slot_shares_the_gpu_but_not_the_slots():
-    # A compute-sanitizer tool on the small cases: it waits for a timed run
-    # like any shared run, but the run slots stay free for the checkers.
-    gate = Gate("gpu", run_slots=1)
-    with held(gate):
-        assert _most_at_once(lambda: held(gate, slot=False), 4) == 4
-    with gate.exclusive():
-        got = []
-        t = threading.Thread(target=lambda: got.append(gate.shared(slot=False).__enter__()))
-        t.start()
-        t.join(0.3)
-        assert t.is_alive() and not got  # waits for the timed run to end
-    t.join(2)
-    assert got
