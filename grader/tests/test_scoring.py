@@ -174,3 +174,16 @@ def test_tests_not_run_after_the_crash_budget_are_counted_and_said():
     r = score(LAB, run_of(lost, *refused, no_result, bw("not_run", 0.0)))
     assert r.points == 0 and r.tests_failed == 5 and r.first_failure.hint == "cuda_error"
     assert any(h.startswith("3 test(s) did not run") for h in r.hints)
+
+
+def test_the_first_failure_is_the_hang_not_a_test_refused_after_it():
+    # The checker refuses the tests after a hang with hint not_run, and each
+    # names its size: a refused smaller size must not hide the hang.
+    hang = CaseResult(
+        "Sum.big", "failed", properties={"fail_n": "1000000", "fail_hint": "timed_out"}
+    )
+    refused = CaseResult("Sum.small", "failed", properties={"fail_n": "1", "fail_hint": "not_run"})
+    no_result = CaseResult("Sum.tiny", "not_run", properties={"n": "1"})
+    for order in [(refused, no_result, hang), (hang, refused, no_result)]:
+        r = score(LAB, run_of(*order))
+        assert r.first_failure.hint == "timed_out" and r.first_failure.n == "1000000"
