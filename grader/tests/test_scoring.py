@@ -187,3 +187,21 @@ def test_the_first_failure_is_the_hang_not_a_test_refused_after_it():
     for order in [(refused, no_result, hang), (hang, refused, no_result)]:
         r = score(LAB, run_of(*order))
         assert r.first_failure.hint == "timed_out" and r.first_failure.n == "1000000"
+
+
+def test_tests_not_run_give_no_hint_about_sizes():
+    # Two hangs at sizes that are not multiples of 32, then the checker
+    # refuses the rest: the refused sizes are no evidence of a bounds bug.
+    hangs = [
+        CaseResult(f"Sum.h{n}", "failed", properties={"fail_n": str(n), "fail_hint": "timed_out"})
+        for n in (33, 1000)
+    ]
+    refused = [
+        CaseResult(f"Sum.r{n}", "failed", properties={"fail_n": str(n), "fail_hint": "not_run"})
+        for n in (7, 65)
+    ]
+    passed = CaseResult("Sum.p", "passed", properties={"n": "256"})
+    r = score(LAB, run_of(passed, *hangs, *refused))
+    assert r.first_failure.hint == "timed_out"
+    assert not any("multiple of the block size" in h for h in r.hints)
+    assert any(h.startswith("2 test(s) did not run") for h in r.hints)
