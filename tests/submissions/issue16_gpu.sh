@@ -16,8 +16,13 @@
 #
 # GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
 # SHARED_CALL=S passes --shared-call-timeout S (a call's limit while sharing).
+# ONE_GPU=1 grades on the machine's first GPU and its first half of the cores
+# only (CUDA_VISIBLE_DEVICES and taskset), the names ending in -1gpu: issue 16's
+# two-GPU ratio is a run without it over a run with it, on the same host, with
+# the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
+# first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S]
+# usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [ONE_GPU=1]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -27,6 +32,13 @@ PARTS=${PARTS:-study,new}
 COPIES=${COPIES:-3}
 JOBS=${JOBS:-8}
 mkdir -p "$OUT"
+pin=()
+if [[ -n "${ONE_GPU:-}" ]]; then
+  CUDA_VISIBLE_DEVICES=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
+  export CUDA_VISIBLE_DEVICES
+  pin=(taskset -c "0-$(($(nproc) / 2 - 1))")
+  echo "one GPU ($CUDA_VISIBLE_DEVICES) and cores 0-$(($(nproc) / 2 - 1))" | tee "$OUT/one-gpu.txt"
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
 echo "${LAB_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$OUT/gpu.txt"  # the device copy's .git may lag
@@ -52,8 +64,8 @@ if has study; then
     --deadline "${STUDY_S:-120}" 2>&1 | tee "$OUT/sanitizer-study.log"
 fi
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}"
-  GRADER_TRACE=1 python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
+  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${ONE_GPU:+-1gpu}"
+  GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
     --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- --jobs-per-gpu "$JOBS" \
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"}
   echo "throughput $name exit $?"
