@@ -84,25 +84,29 @@ def case_hint(case: CaseResult) -> str:
     return code
 
 
+def not_run(case: CaseResult) -> bool:
+    """Did the test not run at all? The checker stops asking after a few
+    hangs, crashes or lost CUDA contexts (tests/support/runner_link.hpp) and
+    fails its later tests with hint not_run; a run that ended early leaves
+    tests without a result (CaseStatus.NOT_RUN, checker_run.py). Such a test
+    says nothing about the lab's code: the failure before it says why."""
+    return case_hint(case) == CaseStatus.NOT_RUN
+
+
 def cross_case_hints(cases: list[CaseResult]) -> list[str]:
     """Hints that need several cases: which sizes fail and which pass."""
+    skipped = sum(map(not_run, cases))
+    if skipped:
+        # Which sizes fail "only" is unknown while some never ran.
+        return [
+            f"{skipped} test(s) did not run: {STOPPED_ASKING} them; "
+            "mend the first failure and they will run"
+        ]
     failed = [c for c in cases if not c.ok]
     passed = [c for c in cases if c.status == CaseStatus.PASSED]
     failed_n = [n for c in failed if (n := _n(c, "fail_n") or _n(c, "n")) is not None]
     passed_n = [n for c in passed if (n := _n(c, "n")) is not None]
     hints: list[str] = []
-    # The checker stops asking after a few hangs, crashes or lost CUDA
-    # contexts (tests/support/runner_link.hpp): its later tests fail with hint
-    # not_run; a run that ended early leaves tests without a result
-    # (CaseStatus.NOT_RUN, checker_run.py). The first failure says why.
-    not_run = sum(case_hint(c) == CaseStatus.NOT_RUN for c in cases)
-    if not_run:
-        hints.append(
-            f"{not_run} test(s) did not run: {STOPPED_ASKING} them; "
-            "mend the first failure and they will run"
-        )
-        # Which sizes fail "only" is unknown while some never ran.
-        return hints
     if not failed_n:
         return hints
     if all(n > INT32_LIMIT for n in failed_n) and passed_n:

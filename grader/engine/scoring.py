@@ -98,13 +98,12 @@ def score(lab: Lab, run: BinaryRun) -> LabResult:
     failed = [c for c in run.cases if not c.ok]
     if failed:
         # The most telling failure first: one the lab's code caused (a test
-        # not run only says that an earlier one hung or crashed, whatever its
-        # size: grace's hang in tests/submissions/class.toml was reported as
-        # not_run on an H100 at 0e61bd8), a correctness case with a named
-        # size, the smallest size first.
+        # not run comes last whatever its size: grace's hang in
+        # tests/submissions/class.toml was reported as not_run on an H100 at
+        # 0e61bd8), a correctness case with a named size, the smallest first.
         failed.sort(
             key=lambda c: (
-                hints.case_hint(c) == CaseStatus.NOT_RUN,
+                hints.not_run(c),
                 is_performance(c),
                 "fail_n" not in c.properties,
                 c.properties.get("fail_n") == "0",

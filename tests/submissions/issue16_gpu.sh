@@ -36,8 +36,9 @@ pin=()
 if [[ -n "${ONE_GPU:-}" ]]; then
   CUDA_VISIBLE_DEVICES=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
   export CUDA_VISIBLE_DEVICES
-  pin=(taskset -c "0-$(($(nproc) / 2 - 1))")
-  echo "one GPU ($CUDA_VISIBLE_DEVICES) and cores 0-$(($(nproc) / 2 - 1))" | tee "$OUT/one-gpu.txt"
+  last_core=$(($(nproc) / 2 - 1))
+  pin=(taskset -c "0-$last_core")
+  echo "one GPU ($CUDA_VISIBLE_DEVICES) and cores 0-$last_core" | tee "$OUT/one-gpu.txt"
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 nproc | tee -a "$OUT/gpu.txt"
