@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Is a shared test run slowed by its GPU or by the machine? K runs of one
+lab's untimed tests (as a batch runs them: checker and runner, LAB_GPU_WAIT=block,
+each runner contained) started together, all on the first GPU or spread over
+the machine's GPUs, and how long each took.
+
+Why: on two H100s of one host (1e3a1ba, tests/gpu_runs/h100x2/throughput-
+1e3a1ba-*), a batch with 16 workers and 3 run slots per GPU ran each test run
+in a median 5.0 s; the same batch on one of the GPUs and half the cores, 2.6 s.
+The slots are per GPU, so the two GPUs' runs slowed each other down: either
+something of the machine is shared (the driver, the CPU, memory), or the batch
+differs. If K runs spread over two GPUs take as long each as K runs on one, the
+limit is the machine's, and more GPUs cannot raise a batch's rate; if they take
+as long as K/2 on one, it is the GPU's.
+
+usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
+                           [--ks 1,3,6,12] [--rounds 2]
+Writes OUT/gpu-spread-study.json after every row and prints each row."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from grader import labmeta  # noqa: E402
+from grader.engine import lab_grading  # noqa: E402
+from grader.engine.checker_run import run_checker  # noqa: E402
+from grader.infra import gpus, isolation, toolchain  # noqa: E402
+
+
+def one_run(build: Path, lab: labmeta.Lab, gpu: str) -> dict:
+    iso = isolation.contained()
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, LAB_GPU_WAIT="block")
+    try:
+        started = time.monotonic()
+        run = run_checker(
+            build / "tests" / lab_grading.checker_target(lab),
+            lab.id,
+            iso.runner(build / "tests" / lab_grading.runner_target(lab, "solutions"), env=env),
+            impl="solutions",
+            timeout=120,
+            gtest_filter=lab_grading.UNTIMED_TESTS,
+            perf=False,
+            env=env,
+            call_timeout=60,
+        )
+        return {
+            "gpu": gpu,
+            "seconds": round(time.monotonic() - started, 2),
+            "status": str(run.status),
+            "passed": sum(1 for c in run.cases if c.status == "passed"),
+            "cases": len(run.cases),
+        }
+    finally:
+        iso.cleanup()
+
+
+def together(build: Path, lab: labmeta.Lab, placement: list[str]) -> list[dict]:
+    results: list[dict] = [{}] * len(placement)
+    threads = [
+        threading.Thread(target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g)))
+        for i, g in enumerate(placement)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--arch", default="auto")
+    ap.add_argument("--lab", default="04_sequential_addressing")
+    ap.add_argument("--ks", default="1,3,6,12")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    lab = labmeta.load().lab(args.lab)
+    ids = gpus.visible_gpus()
+    if not ids:
+        print("no GPU visible: this study needs one, two or more to compare", file=sys.stderr)
+        return 1
+    build = Path("/tmp/gpu-spread-study-build")
+    toolchain.configure(build, [f"-Dgpu_arch={args.arch}", "-Dmutants=disabled"])
+    targets = [lab_grading.checker_target(lab), lab_grading.runner_target(lab, "solutions")]
+    began = time.monotonic()
+    built = toolchain.build(build, targets)
+    print(f"built {', '.join(targets)} in {time.monotonic() - began:.0f} s", flush=True)
+    if not built.ok:
+        print(built.first_errors, file=sys.stderr)
+        return 1
+    plan: list[tuple[str, list[str]]] = []
+    for k in map(int, args.ks.split(",")):
+        plan.append((f"{k} on GPU 0", [ids[0]] * k))
+        if len(ids) > 1 and k > 1:
+            plan.append((f"{k} spread over {len(ids)} GPUs", [ids[i % len(ids)] for i in range(k)]))
+    rows: list[dict] = []
+    print(f"{'placement':<28}{'runs':>5}{'median s':>10}{'max s':>8}{'wall s':>8}  all passed")
+    for name, placement in plan:
+        for round_ in range(args.rounds):
+            started = time.monotonic()
+            runs = together(build, lab, placement)
+            wall = time.monotonic() - started
+            seconds = [r["seconds"] for r in runs]
+            row = {
+                "placement": name,
+                "round": round_ + 1,
+                "runs": len(runs),
+                "median_seconds": round(statistics.median(seconds), 2),
+                "max_seconds": max(seconds),
+                "wall_seconds": round(wall, 2),
+                "all_passed": all(r["passed"] == r["cases"] > 0 for r in runs),
+                "each": runs,
+            }
+            rows.append(row)
+            (args.out / "gpu-spread-study.json").write_text(
+                json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
+            )
+            print(
+                f"{name:<28}{len(runs):>5}{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
+                f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
