@@ -20,10 +20,12 @@ Writes OUT/gpu-spread-study.json after every row and prints each row."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -37,8 +39,14 @@ from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus, isolation, toolchain  # noqa: E402
 
 
-def one_run(build: Path, lab: labmeta.Lab, gpu: str) -> dict:
-    iso = isolation.contained()
+def one_run(build: Path, lab: labmeta.Lab, gpu: str, tests: str, wrap: str) -> dict:
+    # plain: the runner as this user, in no namespace (is the wrapping's cost
+    # what is shared?)
+    iso = (
+        isolation.contained()
+        if wrap == "contained"
+        else isolation.Contained(Path(tempfile.mkdtemp()))
+    )
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, LAB_GPU_WAIT="block")
     try:
         started = time.monotonic()
@@ -48,7 +56,7 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str) -> dict:
             iso.runner(build / "tests" / lab_grading.runner_target(lab, "solutions"), env=env),
             impl="solutions",
             timeout=120,
-            gtest_filter=lab_grading.UNTIMED_TESTS,
+            gtest_filter=tests,
             perf=False,
             env=env,
             call_timeout=60,
@@ -64,10 +72,14 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str) -> dict:
         iso.cleanup()
 
 
-def together(build: Path, lab: labmeta.Lab, placement: list[str]) -> list[dict]:
+def together(
+    build: Path, lab: labmeta.Lab, placement: list[str], tests: str, wrap: str
+) -> list[dict]:
     results: list[dict] = [{}] * len(placement)
     threads = [
-        threading.Thread(target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g)))
+        threading.Thread(
+            target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g, tests, wrap))
+        )
         for i, g in enumerate(placement)
     ]
     for t in threads:
@@ -84,6 +96,18 @@ def main() -> int:
     ap.add_argument("--lab", default="04_sequential_addressing")
     ap.add_argument("--ks", default="1,3,6,12")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--tests",
+        default=f"untimed={lab_grading.UNTIMED_TESTS}",
+        help="NAME=GTEST_FILTER;...: which tests each row runs (default: the untimed ones); "
+        "e.g. start=*EmptyInputGivesIdentity (little more than the processes' start) and "
+        "small=-*Bandwidth*:*ZHuge* (every case but the timed and the 2^32-element one)",
+    )
+    ap.add_argument(
+        "--wraps",
+        default="contained",
+        help="contained (the runner as a batch wraps it), plain (no namespace), or both",
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     lab = labmeta.load().lab(args.lab)
@@ -100,20 +124,29 @@ def main() -> int:
     if not built.ok:
         print(built.first_errors, file=sys.stderr)
         return 1
-    plan: list[tuple[str, list[str]]] = []
-    for k in map(int, args.ks.split(",")):
-        plan.append((f"{k} on GPU 0", [ids[0]] * k))
-        if len(ids) > 1 and k > 1:
-            plan.append((f"{k} spread over {len(ids)} GPUs", [ids[i % len(ids)] for i in range(k)]))
+    plan: list[tuple[str, str, str, str, list[str]]] = []
+    for wrap, named in itertools.product(args.wraps.split(","), args.tests.split(";")):
+        tests_name, tests = named.split("=", 1)
+        for k in map(int, args.ks.split(",")):
+            plan.append((wrap, tests_name, tests, f"{k} on GPU 0", [ids[0]] * k))
+            if len(ids) > 1 and k > 1:
+                spread = [ids[i % len(ids)] for i in range(k)]
+                plan.append((wrap, tests_name, tests, f"{k} spread over {len(ids)} GPUs", spread))
     rows: list[dict] = []
-    print(f"{'placement':<28}{'runs':>5}{'median s':>10}{'max s':>8}{'wall s':>8}  all passed")
-    for name, placement in plan:
+    print(
+        f"{'wrap':<10}{'tests':<9}{'placement':<24}{'runs':>5}{'median s':>10}{'max s':>8}{'wall s':>8}"
+        "  all passed"
+    )
+    for wrap, tests_name, tests, name, placement in plan:
         for round_ in range(args.rounds):
             started = time.monotonic()
-            runs = together(build, lab, placement)
+            runs = together(build, lab, placement, tests, wrap)
             wall = time.monotonic() - started
             seconds = [r["seconds"] for r in runs]
             row = {
+                "wrap": wrap,
+                "tests": tests_name,
+                "gtest_filter": tests,
                 "placement": name,
                 "round": round_ + 1,
                 "runs": len(runs),
@@ -128,7 +161,7 @@ def main() -> int:
                 json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
             )
             print(
-                f"{name:<28}{len(runs):>5}{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
+                f"{wrap:<10}{tests_name:<9}{name:<24}{len(runs):>5}{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
                 flush=True,
             )
