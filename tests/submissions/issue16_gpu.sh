@@ -8,6 +8,9 @@
 #          the old wrapping); about 150 s with its build
 #   new    the class of class.toml COPIES times over graded by this grader's
 #          `batch` with JOBS students per GPU (throughput.py, GRADER_TRACE on)
+#   spread what a shared test run waits for: K runs of lab 04's tests at once,
+#          on the first GPU or spread over all (gpu_spread_study.py: the untimed
+#          tests and the start alone, the runner contained and plain); about 3 min
 #   old    the same class graded by 7a9c4bb's grader (a `git archive` of it,
 #          one student per GPU, as it was), the figure issue 16 compares with
 #
@@ -24,7 +27,7 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [SANDBOX=1] [ONE_GPU=1]
+# usage: OUT=DIR [PARTS=study,new,spread,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [SANDBOX=1] [ONE_GPU=1]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -75,6 +78,12 @@ if has new; then
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2
   strays "$name"
+fi
+if has spread; then
+  python3 tests/submissions/gpu_spread_study.py "$OUT" --arch "$ARCH" --ks 1,3,6,12 \
+    --wraps contained,plain --tests "untimed=-*Bandwidth*;start=*EmptyInputGivesIdentity" \
+    2>&1 | tee "$OUT/gpu-spread-study.log"
+  strays spread
 fi
 if has old; then
   old=$(mktemp -d)
