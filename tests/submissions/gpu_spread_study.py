@@ -25,28 +25,23 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
-from grader.infra import gpus, isolation, toolchain  # noqa: E402
+from grader.infra import gpus, toolchain  # noqa: E402
+from sanitizer_study import runner_isolation  # noqa: E402
 
 
 def one_run(build: Path, lab: labmeta.Lab, gpu: str, tests: str, wrap: str) -> dict:
-    # plain: the runner as this user, in no namespace (is the wrapping's cost
-    # what is shared?)
-    iso = (
-        isolation.contained()
-        if wrap == "contained"
-        else isolation.Contained(Path(tempfile.mkdtemp()))
-    )
+    iso = runner_isolation(wrap)  # plain: is the wrapping's cost what is shared?
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, LAB_GPU_WAIT="block")
     try:
         started = time.monotonic()
@@ -161,7 +156,8 @@ def main() -> int:
                 json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
             )
             print(
-                f"{wrap:<10}{tests_name:<9}{name:<24}{len(runs):>5}{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
+                f"{wrap:<10}{tests_name:<9}{name:<24}{len(runs):>5}"
+                f"{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
                 flush=True,
             )

@@ -43,7 +43,7 @@ from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import isolation, toolchain  # noqa: E402
 
 
-def _isolation(variant: str) -> isolation.Contained:
+def runner_isolation(variant: str) -> isolation.Contained:
     """contained: the grader's runner as it is (a network namespace of its own
     where the machine allows it); shared-net: the PID namespace alone, as before
     that (two runners have the same PIDs and share the machine's network
@@ -59,7 +59,7 @@ def _isolation(variant: str) -> isolation.Contained:
 
 
 def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None, variant: str) -> dict:
-    iso = _isolation(variant)
+    iso = runner_isolation(variant)
     try:
         prefix = sanitize.tool_prefix(tool)
         if port is not None:
