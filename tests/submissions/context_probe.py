@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""What a CUDA process's start costs when K start together: K bare processes
+(no harness, no lab), each creating its CUDA context (cudaFree(0)) and then
+making, mapping, filling and freeing N shared allocations the way the
+harness's tests/support/vmm.cu makes every case's buffers (cuMemCreate with a
+POSIX file descriptor, export, reserve, map, set access). Each reports both
+times; the study also records each process's wall time, its exit included
+(the context's teardown).
+
+Why: gpu_spread_study.py found about 0.4 s of every test run's start served
+one run at a time across the machine, whatever the GPU
+(tests/gpu_runs/h100x2/gpu-spread-study-d288ec6.*). If K bare contexts also
+take K times as long, the driver serialises context creation, and the lever is
+fewer processes per lab; if the allocations scale instead, it is fewer
+allocations per case.
+
+usage: context_probe.py OUT [--arch sm_90] [--ks 1,4,8,16] [--allocations 0,64] [--rounds 2]
+Writes OUT/context-probe.json after every row and prints each row."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from grader.infra import gpus  # noqa: E402
+
+PROBE = r"""
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#define CU(call)                                                              \
+  do {                                                                        \
+    CUresult r_ = (call);                                                     \
+    if (r_ != CUDA_SUCCESS) {                                                 \
+      std::fprintf(stderr, "%s failed: CUresult %d\n", #call, int(r_));       \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+static double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+int main(int argc, char** argv) {
+  const int allocations = argc > 1 ? std::atoi(argv[1]) : 0;
+  auto started = std::chrono::steady_clock::now();
+  cudaError_t e = cudaFree(nullptr);
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "cudaFree(0) failed: %s\n", cudaGetErrorString(e));
+    return 1;
+  }
+  const double context_ms = ms_since(started);
+  started = std::chrono::steady_clock::now();
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  std::size_t granule = 0;
+  CU(cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  const std::size_t bytes = ((std::size_t{4} << 20) + granule - 1) / granule * granule;
+  for (int i = 0; i < allocations; ++i) {
+    CUmemGenericAllocationHandle handle = 0;
+    CU(cuMemCreate(&handle, bytes, &prop, 0));
+    int fd = -1;
+    CU(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CUdeviceptr va = 0;
+    CU(cuMemAddressReserve(&va, bytes, 0, 0, 0));
+    CU(cuMemMap(va, bytes, 0, handle, 0));
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = 0;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU(cuMemSetAccess(va, bytes, &access, 1));
+    CU(cuMemsetD8(va, 0xA5, bytes));
+    CU(cuCtxSynchronize());
+    CU(cuMemUnmap(va, bytes));
+    CU(cuMemAddressFree(va, bytes));
+    CU(cuMemRelease(handle));
+    close(fd);
+  }
+  std::printf("{\"context_ms\": %.1f, \"allocations_ms\": %.1f}\n", context_ms,
+              ms_since(started));
+  return 0;
+}
+"""
+
+
+def build(arch: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="context-probe-"))
+    (folder / "probe.cu").write_text(PROBE)
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    arch_flags = [] if arch == "auto" else [f"-arch={arch}"]
+    subprocess.run(
+        [nvcc, *arch_flags, "-O2", "-o", str(folder / "probe"), str(folder / "probe.cu"), "-lcuda"],
+        check=True,
+    )
+    return folder / "probe"
+
+
+def together(probe: Path, k: int, allocations: int, gpu: str) -> list[dict]:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu)
+    started = time.monotonic()
+    procs = [
+        subprocess.Popen([str(probe), str(allocations)], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(k)
+    ]
+    results = []
+    for p in procs:
+        out, _ = p.communicate(timeout=300)
+        # Exits are collected in start order, so a process's wall time is an
+        # upper bound: it may have ended while an earlier one was waited for.
+        wall = time.monotonic() - started
+        row = {"exit": p.returncode, "wall_ms_at_most": round(wall * 1000, 1)}
+        if p.returncode == 0:
+            row.update(json.loads(out.strip().splitlines()[-1]))
+        results.append(row)
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--arch", default="auto")
+    ap.add_argument("--ks", default="1,4,8,16")
+    ap.add_argument("--allocations", default="0,64")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    ids = gpus.visible_gpus()
+    if not ids:
+        print("no GPU visible: this probe needs one", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    probe = build(args.arch)
+    rows: list[dict] = []
+    print(
+        f"{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}{'allocs ms (median)':>20}  all ok"
+    )
+    for allocations in map(int, args.allocations.split(",")):
+        for k in map(int, args.ks.split(",")):
+            for round_ in range(args.rounds):
+                each = together(probe, k, allocations, ids[0])
+                ok = [r for r in each if r["exit"] == 0]
+                context = [r["context_ms"] for r in ok] or [float("nan")]
+                allocs = [r["allocations_ms"] for r in ok] or [float("nan")]
+                row = {
+                    "allocations": allocations,
+                    "k": k,
+                    "round": round_ + 1,
+                    "context_ms_median": statistics.median(context),
+                    "context_ms_max": max(context),
+                    "allocations_ms_median": statistics.median(allocs),
+                    "all_ok": len(ok) == k,
+                    "each": each,
+                }
+                rows.append(row)
+                (args.out / "context-probe.json").write_text(
+                    json.dumps({"gpu": ids[0], "rows": rows}, indent=2) + "\n"
+                )
+                print(
+                    f"{allocations:>6}{k:>4}{row['context_ms_median']:>14.1f}"
+                    f"{row['context_ms_max']:>13.1f}{row['allocations_ms_median']:>20.1f}"
+                    f"  {row['all_ok']}",
+                    flush=True,
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
