@@ -20,6 +20,7 @@ Writes OUT/context-probe.json after every row and prints each row."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -114,8 +115,10 @@ def build(arch: str) -> Path:
     return folder / "probe"
 
 
-def together(probe: Path, k: int, allocations: int, gpu: str) -> list[dict]:
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu)
+def together(
+    probe: Path, k: int, allocations: int, gpu: str, variables: dict[str, str]
+) -> list[dict]:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, **variables)
     started = time.monotonic()
     procs = [
         subprocess.Popen([str(probe), str(allocations)], env=env, stdout=subprocess.PIPE, text=True)
@@ -141,6 +144,12 @@ def main() -> int:
     ap.add_argument("--ks", default="1,4,8,16")
     ap.add_argument("--allocations", default="0,64")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--envs",
+        default="",
+        help="NAME=VALUE,...;...: environments to compare, each a row of its own "
+        "(empty: the inherited one), e.g. ';CUDA_DEVICE_MAX_CONNECTIONS=1'",
+    )
     args = ap.parse_args()
     ids = gpus.visible_gpus()
     if not ids:
@@ -149,36 +158,42 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     probe = build(args.arch)
     rows: list[dict] = []
+    envs = [dict(kv.split("=", 1) for kv in spec.split(",") if kv) for spec in args.envs.split(";")]
     print(
-        f"{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}{'allocs ms (median)':>20}  all ok"
+        f"{'environment':<34}{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}"
+        f"{'allocs ms (median)':>20}  all ok"
     )
-    for allocations in map(int, args.allocations.split(",")):
-        for k in map(int, args.ks.split(",")):
-            for round_ in range(args.rounds):
-                each = together(probe, k, allocations, ids[0])
-                ok = [r for r in each if r["exit"] == 0]
-                context = [r["context_ms"] for r in ok] or [float("nan")]
-                allocs = [r["allocations_ms"] for r in ok] or [float("nan")]
-                row = {
-                    "allocations": allocations,
-                    "k": k,
-                    "round": round_ + 1,
-                    "context_ms_median": statistics.median(context),
-                    "context_ms_max": max(context),
-                    "allocations_ms_median": statistics.median(allocs),
-                    "all_ok": len(ok) == k,
-                    "each": each,
-                }
-                rows.append(row)
-                (args.out / "context-probe.json").write_text(
-                    json.dumps({"gpu": ids[0], "rows": rows}, indent=2) + "\n"
-                )
-                print(
-                    f"{allocations:>6}{k:>4}{row['context_ms_median']:>14.1f}"
-                    f"{row['context_ms_max']:>13.1f}{row['allocations_ms_median']:>20.1f}"
-                    f"  {row['all_ok']}",
-                    flush=True,
-                )
+    plan = itertools.product(
+        envs, map(int, args.allocations.split(",")), map(int, args.ks.split(","))
+    )
+    for variables, allocations, k in plan:
+        named = ",".join(f"{n}={v}" for n, v in variables.items()) or "inherited"
+        for round_ in range(args.rounds):
+            each = together(probe, k, allocations, ids[0], variables)
+            ok = [r for r in each if r["exit"] == 0]
+            context = [r["context_ms"] for r in ok] or [float("nan")]
+            allocs = [r["allocations_ms"] for r in ok] or [float("nan")]
+            row = {
+                "environment": variables,
+                "allocations": allocations,
+                "k": k,
+                "round": round_ + 1,
+                "context_ms_median": statistics.median(context),
+                "context_ms_max": max(context),
+                "allocations_ms_median": statistics.median(allocs),
+                "all_ok": len(ok) == k,
+                "each": each,
+            }
+            rows.append(row)
+            (args.out / "context-probe.json").write_text(
+                json.dumps({"gpu": ids[0], "rows": rows}, indent=2) + "\n"
+            )
+            print(
+                f"{named:<34}{allocations:>6}{k:>4}{row['context_ms_median']:>14.1f}"
+                f"{row['context_ms_max']:>13.1f}{row['allocations_ms_median']:>20.1f}"
+                f"  {row['all_ok']}",
+                flush=True,
+            )
     return 0
 
 
