@@ -87,6 +87,7 @@ def _batch(args: argparse.Namespace) -> int:
         jobs_per_gpu=args.jobs_per_gpu,
         gpu_runs=args.gpu_runs,
         shared_call_timeout=args.shared_call_timeout,
+        gpu_connections=args.gpu_connections,
     )
 
     def on_term(signum, frame):

@@ -17,6 +17,14 @@ def positive(text: str) -> int:
     return value
 
 
+def connections(text: str) -> int:
+    """CUDA_DEVICE_MAX_CONNECTIONS: CUDA takes 1 to 32."""
+    value = int(text)
+    if not 1 <= value <= 32:
+        raise argparse.ArgumentTypeError(f"must be 1 to 32 (CUDA's range), not {text}")
+    return value
+
+
 def build_parser(description: str) -> argparse.ArgumentParser:
     """The parser; `args.command` names the subcommand chosen."""
     ap = argparse.ArgumentParser(prog="python3 -m grader", description=description)
@@ -77,6 +85,17 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "take while others share the GPU (default: half of --timeout, at most 60). "
         "A hung student holds a run slot that long; every reference call takes under "
         "half a second alone, but a correct call slower than this is judged hung",
+    )
+    b.add_argument(
+        "--gpu-connections",
+        type=connections,
+        default=None,
+        metavar="N",
+        help="with --jobs-per-gpu above 1: CUDA_DEVICE_MAX_CONNECTIONS for the checker and "
+        "runner of every run that shares a GPU (default: CUDA's 8; timed runs always keep "
+        "it). The machine's driver creates one CUDA context at a time, and a context with "
+        "1 queue is made in about a third of the time (a kernel of one stream then never "
+        "runs beside another stream's: every lab's calls are correct either way)",
     )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(

@@ -49,6 +49,11 @@ class BatchConfig:
     # Seconds one call of a test run may take while other students' runs share
     # the GPU (None: the usual half of `timeout`, at most 60).
     shared_call_timeout: float | None = None
+    # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU (None: CUDA's
+    # default of 8). The driver creates one context at a time for the whole
+    # machine, and fewer queues make each creation shorter
+    # (tests/gpu_runs/h100/context-probe-7d20d53.*); timed runs keep the default.
+    gpu_connections: int | None = None
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -63,6 +68,7 @@ class BatchConfig:
             "limits": asdict(self.sandbox_limits or Limits()),
             # Only when set, so that results graded before the option stay reusable.
             **({"shared_call": self.shared_call_timeout} if self.shared_call_timeout else {}),
+            **({"connections": self.gpu_connections} if self.gpu_connections else {}),
             "grader": toolchain.git_commit(),
             "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16],
         }

@@ -346,6 +346,7 @@ class Worker:
             gpu_count=self.gpu_count,
             where=BATCH_WORKER,
             shared_call_timeout=self.config.shared_call_timeout,
+            gpu_connections=self.config.gpu_connections,
         )
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r

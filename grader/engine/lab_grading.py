@@ -193,6 +193,7 @@ def _grade_lab(
     gpu_count: int | None = None,
     where: str = "this machine",
     shared_call_timeout: float | None = None,
+    gpu_connections: int | None = None,
 ) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
@@ -204,7 +205,10 @@ def _grade_lab(
     gpu_count, where: the GPUs the checker will see and whose they are (a batch
     worker's: one), for cannot_grade; default: this process's visible GPUs.
     shared_call_timeout: the longest a call may take while `gate` is shared
-    (batch --shared-call-timeout); None: call_timeout as usual."""
+    (batch --shared-call-timeout); None: call_timeout as usual.
+    gpu_connections: CUDA_DEVICE_MAX_CONNECTIONS while `gate` is shared (batch
+    --gpu-connections), never in a timed run nor for a lab whose calls span GPUs
+    (its kernels wait on each other's flags); None: CUDA's default."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
@@ -268,11 +272,11 @@ def _grade_lab(
         # it rather than spin a core each (tests/support/cuda_health.hpp); a
         # run that times (alone, or the preflight's) keeps CUDA's default.
         timed_here = perf and not later
-        untimed_env = (
-            dict(env if env is not None else os.environ, LAB_GPU_WAIT="block")
-            if gate is not None and lab.needs_gpu
-            else env
-        )
+        untimed_env = env
+        if gate is not None and lab.needs_gpu:
+            untimed_env = dict(env if env is not None else os.environ, LAB_GPU_WAIT="block")
+            if gpu_connections and not lab.spans_gpus:
+                untimed_env["CUDA_DEVICE_MAX_CONNECTIONS"] = str(gpu_connections)
 
         shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 

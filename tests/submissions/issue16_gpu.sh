@@ -19,6 +19,8 @@
 #
 # GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
 # SHARED_CALL=S passes --shared-call-timeout S (a call's limit while sharing).
+# CONNECTIONS=N passes --gpu-connections N (CUDA_DEVICE_MAX_CONNECTIONS of the
+# runs that share a GPU), the names ending in -gN.
 # SANDBOX=1 passes --sandbox (every student in a bubblewrap cell of its own:
 # bwrap on PATH), the names ending in -sandbox.
 # ONE_GPU=1 grades on the machine's first GPU and its first half of the cores
@@ -27,7 +29,7 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,spread,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [SANDBOX=1] [ONE_GPU=1]
+# usage: OUT=DIR [PARTS=study,new,spread,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [SANDBOX=1] [ONE_GPU=1]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -70,10 +72,11 @@ if has study; then
     --deadline "${STUDY_S:-120}" 2>&1 | tee "$OUT/sanitizer-study.log"
 fi
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}"
+  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}"
   GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
     --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- --jobs-per-gpu "$JOBS" \
-    ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} ${SANDBOX:+--sandbox}
+    ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} \
+    ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${SANDBOX:+--sandbox}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2

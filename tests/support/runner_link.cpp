@@ -165,8 +165,10 @@ std::vector<std::string> runner_environment(const std::string& workdir) {
   std::vector<std::string> env = {"PATH=/usr/local/cuda/bin:/usr/bin:/bin", "HOME=" + workdir,
                                   "TMPDIR=" + workdir, "LANG=C.UTF-8"};
   // Only what the runner needs to reach its GPU and the driver's libraries,
-  // and how it waits for the GPU (cuda_health.hpp).
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LAB_GPU_WAIT"})
+  // how it waits for the GPU (cuda_health.hpp), and how many queues its
+  // context opens (the grader's batch --gpu-connections, runs that share a GPU).
+  for (const char* name :
+       {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LAB_GPU_WAIT", "CUDA_DEVICE_MAX_CONNECTIONS"})
     if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
   return env;
 }

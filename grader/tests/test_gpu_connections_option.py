@@ -1,0 +1,102 @@
+"""batch --gpu-connections: from the command line to the batch's config, its
+fingerprint, and the environment of the runs that share a GPU, never a timed
+run's nor a run of a lab whose calls span GPUs."""
+
+from pathlib import Path
+
+import pytest
+
+from grader import cli
+from grader.commands import arguments, batch_config
+from grader.engine import lab_grading
+from grader.infra.gate import Gate
+
+from test_shared_gpu import COURSE, REPO_BUILD, Built, FakeIso, run_with
+
+VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS"
+
+
+def parse(*extra: str):
+    return arguments.build_parser("test").parse_args(
+        ["batch", "sub", "--out", "o", "--jobs-per-gpu", "4", *extra]
+    )
+
+
+def test_the_option_reaches_the_config(monkeypatch):
+    seen = []
+    from grader.commands import batch
+
+    monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
+    cli._batch(parse("--gpu-connections", "1"))
+    assert seen and seen[0].gpu_connections == 1
+
+
+@pytest.mark.parametrize("value", ["0", "33", "-1"])
+def test_a_value_cuda_does_not_take_is_refused(value, capsys):
+    with pytest.raises(SystemExit):
+        parse("--gpu-connections", value)
+    assert "1 to 32" in capsys.readouterr().err
+
+
+def test_results_graded_without_it_stay_reusable_and_with_it_do_not_mix():
+    plain = batch_config.BatchConfig(out=Path("o"))
+    assert batch_config.BatchConfig(out=Path("o"), gpu_connections=None).fingerprint() == (
+        plain.fingerprint()
+    )
+    assert batch_config.BatchConfig(out=Path("o"), gpu_connections=1).fingerprint() != (
+        plain.fingerprint()
+    )
+
+
+def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None):
+    """The environments of a lab's checker runs (its timed part's last), the
+    lab graded with its timed tests held back, every run faked to pass."""
+    envs = []
+
+    def fake_run_checker(checker, lab_id, spec, **kw):
+        envs.append(kw["env"] or {})
+        return run_with()
+
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
+    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
+    monkeypatch.delenv(VARIABLE, raising=False)
+    timed: list[lab_grading.TimedPart] = []
+    result = lab_grading.grade_lab(
+        COURSE.lab(lab_id),
+        REPO_BUILD,
+        timeout=600,
+        perf=True,
+        sanitize=False,
+        isolation=FakeIso(),
+        linked_policy=False,
+        gate=gate,
+        timed_later=timed,
+        gpu_count=gpu_count,
+        gpu_connections=gpu_connections,
+    )
+    assert result.status == "graded", result.reason
+    for part in timed:
+        envs.append(part.kw["env"] or {})
+    return envs
+
+
+def test_runs_that_share_a_gpu_get_it_and_the_timed_run_does_not(monkeypatch):
+    untimed, timed = envs_of(monkeypatch, "07", Gate("gpu"), 1)
+    assert untimed[VARIABLE] == "1" and untimed["LAB_GPU_WAIT"] == "block"
+    assert VARIABLE not in timed
+
+
+def test_without_the_option_or_a_shared_gpu_nothing_changes(monkeypatch):
+    for gate, connections in ((Gate("gpu"), None), (None, 1)):
+        envs = envs_of(monkeypatch, "07", gate, connections)
+        assert all(VARIABLE not in env for env in envs)
+
+
+def test_a_lab_whose_calls_span_gpus_keeps_cudas_default(monkeypatch):
+    """Lab 12's kernels wait on flags another GPU's kernels set: its queues stay
+    as CUDA makes them."""
+    lab = COURSE.lab("12")
+    assert lab.spans_gpus
+    envs = envs_of(monkeypatch, lab.id, Gate("gpu"), 1, gpu_count=lab.min_gpus)
+    assert envs and all(VARIABLE not in env for env in envs)
