@@ -15,6 +15,7 @@ fewer processes per lab; if the allocations scale instead, it is fewer
 allocations per case.
 
 usage: context_probe.py OUT [--arch sm_90] [--ks 1,4,8,16] [--allocations 0,64] [--rounds 2]
+                        [--envs ';NAME=VALUE,...']
 Writes OUT/context-probe.json after every row and prints each row."""
 
 from __future__ import annotations
@@ -103,6 +104,21 @@ int main(int argc, char** argv) {
 """
 
 
+ENVS_HELP = (
+    "NAME=VALUE,...;...: environments to compare, each a row of its own "
+    "(empty: the inherited one), e.g. ';CUDA_DEVICE_MAX_CONNECTIONS=1'"
+)
+
+
+def environments(spec: str) -> list[dict[str, str]]:
+    """--envs: the environments to compare, the variables each adds."""
+    return [dict(kv.split("=", 1) for kv in one.split(",") if kv) for one in spec.split(";")]
+
+
+def env_name(variables: dict[str, str]) -> str:
+    return ",".join(f"{n}={v}" for n, v in variables.items()) or "inherited"
+
+
 def build(arch: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="context-probe-"))
     (folder / "probe.cu").write_text(PROBE)
@@ -144,12 +160,7 @@ def main() -> int:
     ap.add_argument("--ks", default="1,4,8,16")
     ap.add_argument("--allocations", default="0,64")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument(
-        "--envs",
-        default="",
-        help="NAME=VALUE,...;...: environments to compare, each a row of its own "
-        "(empty: the inherited one), e.g. ';CUDA_DEVICE_MAX_CONNECTIONS=1'",
-    )
+    ap.add_argument("--envs", default="", help=ENVS_HELP)
     args = ap.parse_args()
     ids = gpus.visible_gpus()
     if not ids:
@@ -158,16 +169,15 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     probe = build(args.arch)
     rows: list[dict] = []
-    envs = [dict(kv.split("=", 1) for kv in spec.split(",") if kv) for spec in args.envs.split(";")]
     print(
         f"{'environment':<34}{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}"
         f"{'allocs ms (median)':>20}  all ok"
     )
     plan = itertools.product(
-        envs, map(int, args.allocations.split(",")), map(int, args.ks.split(","))
+        environments(args.envs), map(int, args.allocations.split(",")), map(int, args.ks.split(","))
     )
     for variables, allocations, k in plan:
-        named = ",".join(f"{n}={v}" for n, v in variables.items()) or "inherited"
+        named = env_name(variables)
         for round_ in range(args.rounds):
             each = together(probe, k, allocations, ids[0], variables)
             ok = [r for r in each if r["exit"] == 0]

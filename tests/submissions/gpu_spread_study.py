@@ -14,7 +14,8 @@ limit is the machine's, and more GPUs cannot raise a batch's rate; if they take
 as long as K/2 on one, it is the GPU's.
 
 usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
-                           [--ks 1,3,6,12] [--rounds 2]
+                           [--ks 1,3,6,12] [--rounds 2] [--tests NAME=FILTER;...]
+                           [--wraps contained,plain] [--envs ';NAME=VALUE,...']
 Writes OUT/gpu-spread-study.json after every row and prints each row."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,12 +39,26 @@ from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus, toolchain  # noqa: E402
+from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
 from sanitizer_study import runner_isolation  # noqa: E402
 
 
-def one_run(build: Path, lab: labmeta.Lab, gpu: str, tests: str, wrap: str) -> dict:
-    iso = runner_isolation(wrap)  # plain: is the wrapping's cost what is shared?
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, LAB_GPU_WAIT="block")
+@dataclass(frozen=True)
+class Row:
+    """K runs started together: where each runs, which tests, how wrapped, and
+    what more is in their environment."""
+
+    wrap: str
+    tests_name: str
+    tests: str
+    variables: tuple[tuple[str, str], ...]
+    placement_name: str
+    placement: tuple[str, ...]
+
+
+def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
+    iso = runner_isolation(row.wrap)  # plain: is the wrapping's cost what is shared?
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, LAB_GPU_WAIT="block", **dict(row.variables))
     try:
         started = time.monotonic()
         run = run_checker(
@@ -51,7 +67,7 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, tests: str, wrap: str) -> d
             iso.runner(build / "tests" / lab_grading.runner_target(lab, "solutions"), env=env),
             impl="solutions",
             timeout=120,
-            gtest_filter=tests,
+            gtest_filter=row.tests,
             perf=False,
             env=env,
             call_timeout=60,
@@ -67,21 +83,35 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, tests: str, wrap: str) -> d
         iso.cleanup()
 
 
-def together(
-    build: Path, lab: labmeta.Lab, placement: list[str], tests: str, wrap: str
-) -> list[dict]:
-    results: list[dict] = [{}] * len(placement)
+def together(build: Path, lab: labmeta.Lab, row: Row) -> list[dict]:
+    results: list[dict] = [{}] * len(row.placement)
     threads = [
         threading.Thread(
-            target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g, tests, wrap))
+            target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g, row))
         )
-        for i, g in enumerate(placement)
+        for i, g in enumerate(row.placement)
     ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     return results
+
+
+def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:
+    rows = []
+    for wrap, named, variables in itertools.product(
+        args.wraps.split(","), args.tests.split(";"), environments(args.envs)
+    ):
+        tests_name, tests = named.split("=", 1)
+        for k in map(int, args.ks.split(",")):
+            kept = tuple(variables.items())
+            rows.append(Row(wrap, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k))
+            if len(ids) > 1 and k > 1:
+                spread = tuple(ids[i % len(ids)] for i in range(k))
+                name = f"{k} spread over {len(ids)} GPUs"
+                rows.append(Row(wrap, tests_name, tests, kept, name, spread))
+    return rows
 
 
 def main() -> int:
@@ -103,6 +133,7 @@ def main() -> int:
         default="contained",
         help="contained (the runner as a batch wraps it), plain (no namespace), or both",
     )
+    ap.add_argument("--envs", default="", help=ENVS_HELP)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     lab = labmeta.load().lab(args.lab)
@@ -119,30 +150,23 @@ def main() -> int:
     if not built.ok:
         print(built.first_errors, file=sys.stderr)
         return 1
-    plan: list[tuple[str, str, str, str, list[str]]] = []
-    for wrap, named in itertools.product(args.wraps.split(","), args.tests.split(";")):
-        tests_name, tests = named.split("=", 1)
-        for k in map(int, args.ks.split(",")):
-            plan.append((wrap, tests_name, tests, f"{k} on GPU 0", [ids[0]] * k))
-            if len(ids) > 1 and k > 1:
-                spread = [ids[i % len(ids)] for i in range(k)]
-                plan.append((wrap, tests_name, tests, f"{k} spread over {len(ids)} GPUs", spread))
     rows: list[dict] = []
     print(
-        f"{'wrap':<10}{'tests':<9}{'placement':<24}{'runs':>5}{'median s':>10}{'max s':>8}{'wall s':>8}"
-        "  all passed"
+        f"{'wrap':<10}{'tests':<9}{'environment':<32}{'placement':<24}{'runs':>5}"
+        f"{'median s':>10}{'max s':>8}{'wall s':>8}  all passed"
     )
-    for wrap, tests_name, tests, name, placement in plan:
+    for spec in plan(args, ids):
         for round_ in range(args.rounds):
             started = time.monotonic()
-            runs = together(build, lab, placement, tests, wrap)
+            runs = together(build, lab, spec)
             wall = time.monotonic() - started
             seconds = [r["seconds"] for r in runs]
             row = {
-                "wrap": wrap,
-                "tests": tests_name,
-                "gtest_filter": tests,
-                "placement": name,
+                "wrap": spec.wrap,
+                "tests": spec.tests_name,
+                "gtest_filter": spec.tests,
+                "environment": dict(spec.variables),
+                "placement": spec.placement_name,
                 "round": round_ + 1,
                 "runs": len(runs),
                 "median_seconds": round(statistics.median(seconds), 2),
@@ -156,7 +180,8 @@ def main() -> int:
                 json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
             )
             print(
-                f"{wrap:<10}{tests_name:<9}{name:<24}{len(runs):>5}"
+                f"{spec.wrap:<10}{spec.tests_name:<9}{env_name(dict(spec.variables)):<32}"
+                f"{spec.placement_name:<24}{len(runs):>5}"
                 f"{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
                 flush=True,

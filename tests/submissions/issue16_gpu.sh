@@ -10,7 +10,8 @@
 #          `batch` with JOBS students per GPU (throughput.py, GRADER_TRACE on)
 #   spread what a shared test run waits for: K runs of lab 04's tests at once,
 #          on the first GPU or spread over all (gpu_spread_study.py: the untimed
-#          tests and the start alone, the runner contained and plain); about 3 min
+#          tests and the start alone, with CUDA's 8 queues a context and with 1,
+#          batch --gpu-connections 1); about 3 min
 #   old    the same class graded by 7a9c4bb's grader (a `git archive` of it,
 #          one student per GPU, as it was), the figure issue 16 compares with
 #
@@ -83,8 +84,8 @@ if has new; then
   strays "$name"
 fi
 if has spread; then
-  python3 tests/submissions/gpu_spread_study.py "$OUT" --arch "$ARCH" --ks 1,3,6,12 \
-    --wraps contained,plain --tests "untimed=-*Bandwidth*;start=*EmptyInputGivesIdentity" \
+  python3 tests/submissions/gpu_spread_study.py "$OUT" --arch "$ARCH" --ks 1,6,12 \
+    --envs ";CUDA_DEVICE_MAX_CONNECTIONS=1" --tests "untimed=-*Bandwidth*;start=*EmptyInputGivesIdentity" \
     2>&1 | tee "$OUT/gpu-spread-study.log"
   strays spread
 fi
