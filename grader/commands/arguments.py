@@ -92,10 +92,10 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="with --jobs-per-gpu above 1: CUDA_DEVICE_MAX_CONNECTIONS for the checker and "
-        "runner of every run that shares a GPU (default: CUDA's 8; timed runs always keep "
-        "it). The machine's driver creates one CUDA context at a time, and a context with "
-        "1 queue is made in about a third of the time (a kernel of one stream then never "
-        "runs beside another stream's: every lab's calls are correct either way)",
+        "runner of every run that shares a GPU (default: CUDA's 8, which timed runs always "
+        "keep). The machine's driver creates one CUDA context at a time, and a context "
+        "with 1 queue is made in about a third of the time. A kernel of one stream then "
+        "never runs beside another stream's, which CUDA never promises anyway",
     )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from ..infra import isolation as isolation_mod
 from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
-from . import policy
+from . import policy, run_env
 from .checker_run import merge_runs, run_checker
 from .scoring import score
 from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung, sanitize_lab
@@ -210,6 +209,7 @@ def _grade_lab(
     --gpu-connections), never in a timed run nor for a lab whose calls span GPUs
     (its kernels wait on each other's flags); None: CUDA's default."""
     seed = new_seed() if seed is None else seed
+    env = run_env.default_queues(env)
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
     why_not = cannot_grade(lab, len(gpus.visible()) if gpu_count is None else gpu_count, where)
@@ -268,15 +268,9 @@ def _grade_lab(
             call_timeout=min(60.0, timeout / 2),
         )
 
-        # Sharing the GPU, an untimed run's processes sleep while they wait for
-        # it rather than spin a core each (tests/support/cuda_health.hpp); a
-        # run that times (alone, or the preflight's) keeps CUDA's default.
+        # A run that times (alone, or the preflight's) keeps CUDA's defaults.
         timed_here = perf and not later
-        untimed_env = env
-        if gate is not None and lab.needs_gpu:
-            untimed_env = dict(env if env is not None else os.environ, LAB_GPU_WAIT="block")
-            if gpu_connections and not lab.spans_gpus:
-                untimed_env["CUDA_DEVICE_MAX_CONNECTIONS"] = str(gpu_connections)
+        untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
 
         shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 

@@ -48,9 +48,10 @@ def test_results_graded_without_it_stay_reusable_and_with_it_do_not_mix():
     )
 
 
-def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None):
+def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None, shell=None):
     """The environments of a lab's checker runs (its timed part's last), the
-    lab graded with its timed tests held back, every run faked to pass."""
+    lab graded with its timed tests held back, every run faked to pass; `shell`:
+    the variable's value in the grader's own environment (None: unset)."""
     envs = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
@@ -60,7 +61,10 @@ def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None):
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
     monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
     monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
-    monkeypatch.delenv(VARIABLE, raising=False)
+    if shell is None:
+        monkeypatch.delenv(VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(VARIABLE, shell)
     timed: list[lab_grading.TimedPart] = []
     result = lab_grading.grade_lab(
         COURSE.lab(lab_id),
@@ -85,6 +89,13 @@ def test_runs_that_share_a_gpu_get_it_and_the_timed_run_does_not(monkeypatch):
     untimed, timed = envs_of(monkeypatch, "07", Gate("gpu"), 1)
     assert untimed[VARIABLE] == "1" and untimed["LAB_GPU_WAIT"] == "block"
     assert VARIABLE not in timed
+
+
+def test_the_instructors_own_setting_never_reaches_a_timed_run(monkeypatch):
+    untimed, timed = envs_of(monkeypatch, "07", Gate("gpu"), None, shell="4")
+    assert VARIABLE not in timed and VARIABLE not in untimed
+    untimed, timed = envs_of(monkeypatch, "07", Gate("gpu"), 2, shell="4")
+    assert VARIABLE not in timed and untimed[VARIABLE] == "2"
 
 
 def test_without_the_option_or_a_shared_gpu_nothing_changes(monkeypatch):
