@@ -11,7 +11,7 @@ from grader.commands import arguments, batch_config
 from grader.engine import lab_grading
 from grader.infra.gate import Gate
 
-from test_shared_gpu import COURSE, REPO_BUILD, Built, FakeIso, run_with
+from test_shared_gpu import COURSE, grade_07, run_with
 
 VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS"
 
@@ -58,23 +58,17 @@ def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None, she
         envs.append(kw["env"] or {})
         return run_with()
 
-    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
-    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
-    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
     if shell is None:
         monkeypatch.delenv(VARIABLE, raising=False)
     else:
         monkeypatch.setenv(VARIABLE, shell)
     timed: list[lab_grading.TimedPart] = []
-    result = lab_grading.grade_lab(
-        COURSE.lab(lab_id),
-        REPO_BUILD,
-        timeout=600,
+    result = grade_07(
+        monkeypatch,
+        fake_run_checker,
+        gate,
         perf=True,
-        sanitize=False,
-        isolation=FakeIso(),
-        linked_policy=False,
-        gate=gate,
+        lab_id=lab_id,
         timed_later=timed,
         gpu_count=gpu_count,
         gpu_connections=gpu_connections,

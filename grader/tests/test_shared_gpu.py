@@ -119,8 +119,9 @@ class FakeIso:
         return ""
 
 
-def grade_07(monkeypatch, fake_run_checker, gate, perf=False, **kw):
-    """lab_grading.grade_lab of lab 07, built already, its checker runs faked."""
+def grade_07(monkeypatch, fake_run_checker, gate, perf=False, lab_id="07", **kw):
+    """lab_grading.grade_lab of lab 07 (or `lab_id`), built already, its
+    checker runs faked."""
     from grader.engine import lab_grading
 
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
@@ -128,7 +129,7 @@ def grade_07(monkeypatch, fake_run_checker, gate, perf=False, **kw):
     monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
     monkeypatch.delenv("LAB_GPU_WAIT", raising=False)
     return lab_grading.grade_lab(
-        COURSE.lab("07"),
+        COURSE.lab(lab_id),
         REPO_BUILD,
         timeout=600,
         perf=perf,
