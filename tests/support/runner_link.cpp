@@ -358,13 +358,17 @@ void RunnerLink::died(const std::string& during) {
                                           std::to_string(options_.output_cap >> 20) +
                                           " MiB of output and was stopped");
   }
-  count_crash("the lab's code crashed or lost its CUDA context " +
-              std::to_string(options_.max_crashes) + " times");
+  count_crash_or_lost_context();
   throw RunnerError("crashed", "the lab's program " + how + " " + during);
 }
 
 void RunnerLink::count_crash(const std::string& why) {
   if (++crashes_ >= options_.max_crashes) broken_ = why;
+}
+
+void RunnerLink::count_crash_or_lost_context() {
+  count_crash("the lab's code crashed or lost its CUDA context " +
+              std::to_string(options_.max_crashes) + " times");
 }
 
 void RunnerLink::reap(bool kill_first) {
@@ -471,8 +475,7 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
       // against the same budget. One failed test already costs every
       // correctness point (grader/engine/scoring.py): the tests not run after
       // the budget change what the feedback lists, never the grade.
-      count_crash("the lab's code crashed or lost its CUDA context " +
-                  std::to_string(options_.max_crashes) + " times");
+      count_crash_or_lost_context();
       throw RunnerError("cuda_error", message);
     }
     case wire::Status::kException:

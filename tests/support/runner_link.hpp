@@ -87,6 +87,8 @@ class RunnerLink {
   [[noreturn]] void died(const std::string& during);
   // One crash or lost CUDA context against max_crashes; `why` once it is spent.
   void count_crash(const std::string& why);
+  // count_crash for a runner that died or lost its context, in the words both share.
+  void count_crash_or_lost_context();
   void reap(bool kill_first);
 
   RunnerOptions options_;
