@@ -48,6 +48,25 @@ def _listing(checker: str, mtime: float, gtest_filter: str | None) -> tuple[str,
     return tuple(tests)
 
 
+# The queues a CUDA context opens: batch --gpu-connections sets it for the runs
+# that share a GPU (run_env.py), and the checker passes it on to the runner.
+CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
+
+
+def checker_env(env: dict[str, str] | None, perf: bool) -> dict[str, str]:
+    """The environment of a checker and, through it, its runner: `env` (None:
+    the grader's own) with the timed tests on or off (LAB_SKIP_PERF). A run
+    that times does it with CUDA's default queues, whatever the instructor's
+    shell exported: every timed run, a batch's, `grade`'s, `calibrate`'s."""
+    full = dict(env if env is not None else os.environ)
+    if perf:
+        full.pop("LAB_SKIP_PERF", None)
+        full.pop(CONNECTIONS, None)
+    else:
+        full["LAB_SKIP_PERF"] = "1"
+    return full
+
+
 def list_tests(checker: Path, gtest_filter: str | None = None) -> list[str]:
     """The tests this checker runs (with this filter), as Suite.Test names."""
     return list(_listing(str(checker), os.stat(checker).st_mtime, gtest_filter))
@@ -154,11 +173,7 @@ def run_checker(
         run.status, run.reason = RunStatus.MISSING, f"{runner.binary} was not built"
         return run
     expected = list_tests(checker, gtest_filter)
-    full_env = dict(env if env is not None else os.environ)
-    if perf:
-        full_env.pop("LAB_SKIP_PERF", None)
-    else:
-        full_env["LAB_SKIP_PERF"] = "1"
+    full_env = checker_env(env, perf)
     with tempfile.TemporaryFile() as results:
         args = checker_args(
             checker,

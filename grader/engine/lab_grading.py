@@ -209,7 +209,6 @@ def _grade_lab(
     --gpu-connections), never in a timed run nor for a lab whose calls span GPUs
     (its kernels wait on each other's flags); None: CUDA's default."""
     seed = new_seed() if seed is None else seed
-    env = run_env.default_queues(env)
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
     why_not = cannot_grade(lab, len(gpus.visible()) if gpu_count is None else gpu_count, where)

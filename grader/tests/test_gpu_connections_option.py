@@ -8,7 +8,7 @@ import pytest
 
 from grader import cli
 from grader.commands import arguments, batch_config
-from grader.engine import lab_grading
+from grader.engine import checker_run, lab_grading
 from grader.infra.gate import Gate
 
 from test_shared_gpu import COURSE, grade_07, run_with
@@ -49,13 +49,13 @@ def test_results_graded_without_it_stay_reusable_and_with_it_do_not_mix():
 
 
 def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None, shell=None):
-    """The environments of a lab's checker runs (its timed part's last), the
+    """The environments a lab's checker runs would have (its timed part's last), the
     lab graded with its timed tests held back, every run faked to pass; `shell`:
     the variable's value in the grader's own environment (None: unset)."""
     envs = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        envs.append(kw["env"] or {})
+        envs.append(checker_run.checker_env(kw["env"], kw["perf"]))
         return run_with()
 
     if shell is None:
@@ -74,8 +74,8 @@ def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None, she
         gpu_connections=gpu_connections,
     )
     assert result.status == "graded", result.reason
-    for part in timed:
-        envs.append(part.kw["env"] or {})
+    for part in timed:  # TimedPart.run times: perf on
+        envs.append(checker_run.checker_env(part.kw["env"], True))
     return envs
 
 
@@ -105,3 +105,14 @@ def test_a_lab_whose_calls_span_gpus_keeps_cudas_default(monkeypatch):
     assert lab.spans_gpus
     envs = envs_of(monkeypatch, lab.id, Gate("gpu"), 1, gpu_count=lab.min_gpus)
     assert envs and all(VARIABLE not in env for env in envs)
+
+
+def test_every_timed_run_drops_it_not_only_a_batchs():
+    """calibrate and gpucheck call run_checker themselves: the rule is in the
+    environment every checker run is given."""
+    shell = {VARIABLE: "4", "PATH": "/bin"}
+    timed = checker_run.checker_env(shell, perf=True)
+    assert VARIABLE not in timed and timed["PATH"] == "/bin" and "LAB_SKIP_PERF" not in timed
+    untimed = checker_run.checker_env(shell, perf=False)
+    assert untimed[VARIABLE] == "4" and untimed["LAB_SKIP_PERF"] == "1"
+    assert shell == {VARIABLE: "4", "PATH": "/bin"}  # the caller's dict is left alone
