@@ -21,12 +21,12 @@ Writes OUT/gpu-spread-study.json after every row and prints each row."""
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
 import statistics
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +40,7 @@ from grader.engine import lab_grading  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus, toolchain  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
-from sanitizer_study import runner_isolation  # noqa: E402
+from sanitizer_study import all_at_once, runner_isolation  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -84,18 +84,7 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
 
 
 def together(build: Path, lab: labmeta.Lab, row: Row) -> list[dict]:
-    results: list[dict] = [{}] * len(row.placement)
-    threads = [
-        threading.Thread(
-            target=lambda i=i, g=g: results.__setitem__(i, one_run(build, lab, g, row))
-        )
-        for i, g in enumerate(row.placement)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    return all_at_once([functools.partial(one_run, build, lab, g, row) for g in row.placement])
 
 
 def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:

@@ -25,6 +25,7 @@ two PID namespaces (grader/infra/isolation.py)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,21 +94,30 @@ def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None, variant:
         iso.cleanup()
 
 
-def together(build, lab, tool, k: int, own_ports: bool, variant: str) -> dict:
-    results: list[dict] = [{}] * k
+def all_at_once(calls: list[Callable[[], dict]]) -> list[dict]:
+    """Each call in a thread of its own, all started together; their results in order."""
+    results: list[dict] = [{}] * len(calls)
     threads = [
-        threading.Thread(
-            target=lambda i=i: results.__setitem__(
-                i, one_run(build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None, variant)
-            )
-        )
-        for i in range(k)
+        threading.Thread(target=lambda i=i, call=call: results.__setitem__(i, call()))
+        for i, call in enumerate(calls)
     ]
-    started = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def together(build, lab, tool, k: int, own_ports: bool, variant: str) -> dict:
+    started = time.monotonic()
+    results = all_at_once(
+        [
+            functools.partial(
+                one_run, build, lab, tool, 49152 + 16 * (i + 1) if own_ports else None, variant
+            )
+            for i in range(k)
+        ]
+    )
     wall = time.monotonic() - started
     return {
         "lab": lab.id,
