@@ -8,6 +8,7 @@ version newer than this grader's is refused, never guessed at.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any, TypeVar
@@ -76,6 +77,7 @@ __all__ = [
     "dumps",
     "from_data",
     "load",
+    "read_text",
     "to_data",
     "upgrade",
 ]
@@ -115,11 +117,19 @@ def as_record(data: Any, cls: type[R], where: str = "evidence") -> R:
     return decode(cls, data, where)
 
 
+def read_text(path: Path) -> str:
+    """A committed run's text; runs kept as `.json.gz` (tests/gpu_runs/README.md says
+    why) read as the JSON they were written as."""
+    if path.name.endswith(".gz"):
+        return gzip.decompress(path.read_bytes()).decode()
+    return path.read_text()
+
+
 def load(path: Path | str, expect: type[R]) -> R:
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as e:
+        data = json.loads(read_text(path))
+    except (OSError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
         raise EvidenceError(f"{path}: cannot read it ({e})") from None
     except json.JSONDecodeError as e:
         raise EvidenceError(f"{path}: not JSON ({e})") from None
