@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from ..infra import toolchain
+from . import batch_config
 
 
 def positive(text: str) -> int:
@@ -89,13 +90,14 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     b.add_argument(
         "--gpu-connections",
         type=connections,
-        default=None,
+        default=batch_config.GPU_CONNECTIONS,
         metavar="N",
         help="with --jobs-per-gpu above 1: CUDA_DEVICE_MAX_CONNECTIONS for the checker and "
-        "runner of every run that shares a GPU (default: CUDA's 8, which timed runs always "
-        "keep). The machine's driver creates one CUDA context at a time, and a context "
-        "with 1 queue is made in about a third of the time. A kernel of one stream then "
-        "never runs beside another stream's, which CUDA never promises anyway",
+        f"runner of every run that shares a GPU (default: {batch_config.GPU_CONNECTIONS}; "
+        "8 is CUDA's own, which timed runs always keep). The machine's driver creates one "
+        "CUDA context at a time, and a context with 1 queue is made in about a third of "
+        "the time. A kernel of one stream then never runs beside another stream's, which "
+        "CUDA never promises anyway",
     )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(

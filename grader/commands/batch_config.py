@@ -19,6 +19,15 @@ from ..infra.sandbox import Limits
 CEILING_CALIBRATION_BOUND = 0.15
 CEILING_DRIFT_BOUND = 0.10
 
+# CUDA_DEVICE_MAX_CONNECTIONS of the runs that share a GPU (batch --gpu-connections).
+# The driver creates one context at a time for the whole machine, and a context
+# with one queue is made in about a third of the time of one with CUDA's eight
+# (tests/gpu_runs/h100/context-probe-7d20d53.*); a correct GPU lab starts ten
+# processes. The class of tests/submissions went at 1,628 student-labs an hour
+# with 1 against 1,320 with CUDA's 8, on one H100, every outcome as expected
+# (tests/gpu_runs/h100/throughput-667d790-*).
+GPU_CONNECTIONS = 1
+
 
 class BatchError(toolchain.SetupError):
     """The batch cannot grade here; nobody's grade was written. exit_code 3."""
@@ -49,11 +58,9 @@ class BatchConfig:
     # Seconds one call of a test run may take while other students' runs share
     # the GPU (None: the usual half of `timeout`, at most 60).
     shared_call_timeout: float | None = None
-    # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU (None: CUDA's
-    # default of 8). The driver creates one context at a time for the whole
-    # machine, and fewer queues make each creation shorter
-    # (tests/gpu_runs/h100/context-probe-7d20d53.*); timed runs keep the default.
-    gpu_connections: int | None = None
+    # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU; timed runs keep
+    # CUDA's 8 (checker_run.checker_env).
+    gpu_connections: int = GPU_CONNECTIONS
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
@@ -68,7 +75,7 @@ class BatchConfig:
             "limits": asdict(self.sandbox_limits or Limits()),
             # Only when set, so that results graded before the option stay reusable.
             **({"shared_call": self.shared_call_timeout} if self.shared_call_timeout else {}),
-            **({"connections": self.gpu_connections} if self.gpu_connections else {}),
+            "connections": self.gpu_connections,
             "grader": toolchain.git_commit(),
             "labs_toml": hashlib.sha256(labmeta.LABS_TOML.read_bytes()).hexdigest()[:16],
         }

@@ -21,7 +21,8 @@
 # GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
 # SHARED_CALL=S passes --shared-call-timeout S (a call's limit while sharing).
 # CONNECTIONS=N passes --gpu-connections N (CUDA_DEVICE_MAX_CONNECTIONS of the
-# runs that share a GPU), the names ending in -gN.
+# runs that share a GPU; the batch's default is 1, and 8 is CUDA's own), the
+# names ending in -gN.
 # SANDBOX=1 passes --sandbox (every student in a bubblewrap cell of its own:
 # bwrap on PATH), the names ending in -sandbox.
 # ONE_GPU=1 grades on the machine's first GPU and its first half of the cores
