@@ -13,16 +13,20 @@ a run that stops early, for whatever reason, cannot skip a test into a pass.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..infra import proc
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
+from .admission import Admission
 
 SKIP_EXIT = 77
 
@@ -158,12 +162,15 @@ def run_checker(
     call_timeout: float | None = None,
     gpu_expected: bool | None = None,
     log_limit: int = 16 << 20,
+    admit: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> BinaryRun:
     """Runs every test of `checker` (or those matching gtest_filter) against the
     runner and returns every result; tests that produced none are 'not_run'.
 
     gpu_expected: whether the grader itself found a GPU. A checker that says
-    "no GPU" (exit 77) where the grader found one is the machine's fault."""
+    "no GPU" (exit 77) where the grader found one is the machine's fault.
+    admit: what the run must hold once its processes are up and before its
+    first test (a GPU's run slot: admission.py); its wait is not run time."""
     checker = Path(checker)
     run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
     if not os.access(checker, os.X_OK):
@@ -174,7 +181,10 @@ def run_checker(
         return run
     expected = list_tests(checker, gtest_filter)
     full_env = checker_env(env, perf)
-    with tempfile.TemporaryFile() as results:
+    admission = Admission(admit) if admit is not None else None
+    with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
+        if admission is not None:
+            cleanup.callback(admission.close)
         args = checker_args(
             checker,
             lab_id,
@@ -186,12 +196,16 @@ def run_checker(
             call_timeout=call_timeout,
             result_fd=results.fileno(),
         )
+        if admission is not None:
+            args.append(admission.argument)
         done = proc.run(
             args,
             timeout=timeout,
             env=full_env,
             output_limit=log_limit,
-            pass_fds=(results.fileno(),),
+            pass_fds=(results.fileno(), *(admission.child_fds if admission else ())),
+            on_start=admission.started if admission else None,
+            paused=admission.paused if admission else None,
         )
         results.seek(0)
         text = results.read(64 << 20).decode(errors="replace")

@@ -24,7 +24,14 @@ from ..status import LabStatus
 from . import policy, run_env
 from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung, sanitize_lab
+from .shared_gpu import (
+    ALONE_CALL_SECONDS,
+    ALONE_SECONDS,
+    Admit,
+    checker_sharing,
+    hung,
+    sanitize_lab,
+)
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -273,7 +280,7 @@ def _grade_lab(
 
         shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 
-        def tests(alone: bool) -> BinaryRun:
+        def tests(alone: bool, admit: Admit | None) -> BinaryRun:
             options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
             if alone:  # it stops every other worker's GPU work (shared_gpu.py)
                 options["timeout"] = min(timeout, ALONE_SECONDS)
@@ -286,6 +293,7 @@ def _grade_lab(
                 iso.runner(runner, env=options["env"]),
                 perf=timed_here,
                 gtest_filter=UNTIMED_TESTS if later else None,
+                admit=admit,
                 **options,
             )
 

@@ -18,6 +18,8 @@ it is not a security boundary (a submission built to hide from it can).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +100,7 @@ def run_tool(
     timeout: float = TOOL_SECONDS,
     env: dict[str, str] | None = None,
     seed: int | None = None,
+    admit: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> SanitizerRun:
     if not available():
         return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
@@ -112,6 +115,7 @@ def run_tool(
         env=env,
         seed=seed,
         call_timeout=min(timeout, 300.0),
+        admit=admit,
     )
     seconds = sum(c.time_ms for c in run.cases) / 1000.0
     if run.status == RunStatus.SKIPPED:

@@ -20,9 +20,10 @@ asking for one and then hanging costs the batch at most ALONE_SECONDS for a
 lab's tests, and as much for its sanitizer tools (sanitize_lab).
 
 Every run on a shared GPU holds one of its few run slots (gate.py; how many:
-gpus.runs_at_once, with the measurements): the GPU switches between the
-processes' contexts rather than running them side by side, and each slot has
-room for the 2^32-element case. An earlier design ran that case in a checker
+gpus.runs_at_once, with the measurements) once its processes are up, and the
+gate's shared side from their start (timed_hold; admission.py): the GPU
+switches between the processes' contexts rather than running them side by
+side, and each slot has room for the 2^32-element case. An earlier design ran that case in a checker
 process of its own, the only one that took a slot, and let the rest of every
 worker's tests onto the GPU at once: each lab's tests then took twice as long
 (gpus.py)."""
@@ -33,7 +34,8 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import TypeVar
 from pathlib import Path
 
@@ -101,32 +103,56 @@ def shared_then_alone(
     return (first, None) if why is None else (once(True), why)
 
 
+Admit = Callable[[], AbstractContextManager[object]]
+
+
 @contextlib.contextmanager
-def timed_hold(gate: Gate | None, alone: bool, what: str):
+def timed_hold(gate: Gate | None, alone: bool, what: str) -> Iterator[Admit | None]:
     """held(gate), with a trace line of how long the run waited for the GPU
-    and how long it held it (GRADER_TRACE: where a batch's time goes)."""
+    and how long it held it (GRADER_TRACE: where a batch's time goes). A
+    shared run holds the gate's shared side here and yields the slot it must
+    take once its processes are up (run_checker's `admit`, gate.py says why);
+    a run alone, or one without a gate, yields None."""
     asked = time.monotonic()
-    with held(gate, exclusive=alone):
-        got = time.monotonic()
+    if gate is None or alone:
+        with held(gate, exclusive=alone):
+            got = time.monotonic()
+            try:
+                yield None
+            finally:
+                if gate is not None:
+                    trace(
+                        f"{threading.current_thread().name} {what} alone: "
+                        f"waited {got - asked:.1f} s, ran {time.monotonic() - got:.1f} s"
+                    )
+        return
+    with gate.shared_pass() as ticket:
+        passed = time.monotonic()
         try:
-            yield
+            yield ticket.slot
         finally:
-            if gate is not None:
-                trace(
-                    f"{threading.current_thread().name} {what}{' alone' if alone else ''}: "
-                    f"waited {got - asked:.1f} s, ran {time.monotonic() - got:.1f} s"
-                )
+            end = time.monotonic()
+            got = ticket.slot_got if ticket.slot_got is not None else end
+            ready = ticket.slot_asked if ticket.slot_asked is not None else end
+            # waited: for the gate and then a slot; ran: in the slot; started:
+            # the processes' start, before the slot.
+            trace(
+                f"{threading.current_thread().name} {what}: "
+                f"waited {passed - asked + got - ready:.1f} s, ran {end - got:.1f} s, "
+                f"started {ready - passed:.1f} s"
+            )
 
 
 def checker_sharing(
-    gate: Gate | None, run_once: Callable[[bool], BinaryRun]
+    gate: Gate | None, run_once: Callable[[bool, Admit | None], BinaryRun]
 ) -> tuple[BinaryRun, str | None]:
     """A checker run through shared_then_alone: a run in which something hung
-    gets no run alone. Returns the run that counts and the note for the student."""
+    gets no run alone. Returns the run that counts and the note for the student.
+    run_once(alone, admit): admit goes to run_checker."""
 
     def once(alone: bool) -> BinaryRun:
-        with timed_hold(gate, alone, "tests"):
-            return run_once(alone)
+        with timed_hold(gate, alone, "tests") as admit:
+            return run_once(alone, admit)
 
     run, why = shared_then_alone(
         gate, once, lambda r: None if hung(r) else short_of_memory(run_failures(r))
@@ -161,7 +187,7 @@ def sanitize_lab(
             # against 2.4 s and 1.2 s in slots (h200x2/throughput-ee7424e-*,
             # h100/throughput-64a5ad6-j16-x4-c10.log): the GPU switches
             # between more contexts, and each waits its turn.
-            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}"):
+            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}") as admit:
                 return sanitize_mod.run_tool(
                     checker,
                     lab.id,
@@ -171,6 +197,7 @@ def sanitize_lab(
                     env=env,
                     seed=seed,
                     timeout=ALONE_SECONDS if alone else sanitize_mod.TOOL_SECONDS,
+                    admit=admit,
                 )
 
         # After a run alone that hung, no other tool of this lab gets one: an

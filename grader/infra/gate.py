@@ -31,7 +31,17 @@ only when it falls quiet by itself. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
-Order, to rule out deadlock: the machine gate first, then a GPU's.
+A shared run holds the gate from the start of its processes, and one of the
+run slots only once they are up (shared_pass, then Ticket.slot): making CUDA
+contexts, a sandbox and compute-sanitizer's hooks is about half of a test run
+and uses no slot's memory, yet it held a slot, and the slots were what the
+batch waited for (tests/gpu_runs/h100/throughput-667d790-*: three slots held
+77% of the time, each run a median 1.7 s of which about 0.6 s was the start,
+tests/gpu_runs/h100/gpu-spread-study-47e36f7.log). A run counts as stalled
+from when it got its slot.
+
+Order, to rule out deadlock: the machine gate first, then a GPU's; on a GPU,
+the gate's shared side first, then a slot.
 """
 
 from __future__ import annotations
@@ -100,7 +110,8 @@ class Gate:
         self._waiting_since: list[float] = []  # the waiting timed runs' arrivals
         self._draining = False  # sticks until no timed run waits
         self._drain_since = 0.0  # when the drain became due
-        self._started: dict[int, float] = {}  # shared runs in flight: token -> start
+        # Shared runs in flight: token -> when it got its slot (None: not yet).
+        self._started: dict[int, float | None] = {}
         self._tokens = 0
         # Every shared run (a checker run, a compute-sanitizer tool) takes one
         # of these first: gpus.runs_at_once says how many, and why.
@@ -111,28 +122,31 @@ class Gate:
 
     @contextlib.contextmanager
     def shared(self):
-        if self._slots is not None:
-            with self._slots, self._shared():
-                yield
-        else:
-            with self._shared():
-                yield
+        """The shared side and a slot at once: a run whose processes start in it."""
+        with self.shared_pass() as ticket, ticket.slot():
+            yield
 
     @contextlib.contextmanager
-    def _shared(self):
+    def shared_pass(self):
+        """The shared side without a slot yet: yields the Ticket whose slot()
+        the run takes once its processes are up."""
         with self._cond:
             while self._exclusive or (self._drain_due() and not self._stall_admits()):
                 # Woken by a change, or often enough to see a run in flight stall.
                 self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
             self._tokens += 1
             token = self._tokens
-            self._started[token] = time.monotonic()
+            self._started[token] = None
         try:
-            yield
+            yield Ticket(self, token)
         finally:
             with self._cond:
                 del self._started[token]
                 self._cond.notify_all()
+
+    def _running(self, token: int) -> None:
+        with self._cond:
+            self._started[token] = time.monotonic()
 
     @property
     def _waiting(self) -> int:
@@ -160,13 +174,14 @@ class Gate:
         for a hang's timeout. (lock held)"""
         if not self._stalled():
             return False
-        stalled_since = min(self._started.values()) + self.stall_seconds
+        stalled_since = min(t for t in self._started.values() if t is not None)
+        stalled_since += self.stall_seconds
         return time.monotonic() - max(self._drain_since, stalled_since) < self.stall_seconds
 
     def _stalled(self) -> bool:
         """Has a shared run in flight lasted past stall_seconds? (lock held)"""
         now = time.monotonic()
-        return any(now - t > self.stall_seconds for t in self._started.values())
+        return any(t is not None and now - t > self.stall_seconds for t in self._started.values())
 
     @contextlib.contextmanager
     def exclusive(self):
@@ -187,6 +202,26 @@ class Gate:
             with self._cond:
                 self._exclusive = False
                 self._cond.notify_all()
+
+
+class Ticket:
+    """A shared run's place at its gate (Gate.shared_pass), and when it got
+    and left its slot (for the batch's trace)."""
+
+    def __init__(self, gate: Gate, token: int) -> None:
+        self._gate = gate
+        self._token = token
+        self.slot_asked: float | None = None
+        self.slot_got: float | None = None
+
+    @contextlib.contextmanager
+    def slot(self):
+        """One of the gate's run slots (none to take where it has no slots)."""
+        self.slot_asked = time.monotonic()
+        with self._gate._slots if self._gate._slots is not None else contextlib.nullcontext():
+            self._gate._running(self._token)
+            self.slot_got = time.monotonic()
+            yield
 
 
 @contextlib.contextmanager

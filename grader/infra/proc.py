@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,11 +129,15 @@ def run(
     log: Path | None = None,
     stdin_text: str | None = None,
     head: bool = False,
+    on_start: Callable[[], None] | None = None,
+    paused: Callable[[], float] | None = None,
 ) -> Finished:
     """Runs args to the end, or kills its process group at `timeout` seconds
     or once it has written more than `output_limit` bytes. Output goes to
     `log` (kept) or to a temporary file (removed); the last `tail` bytes are
-    returned (the first, with head: a compiler's first errors matter most)."""
+    returned (the first, with head: a compiler's first errors matter most).
+    on_start: called once the process exists. paused: seconds so far that do
+    not count against `timeout` (a checker waiting for its GPU slot)."""
     started = time.monotonic()
     with open(log, "w+b") if log else tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
@@ -148,7 +153,11 @@ def run(
         with _alive_lock:
             _alive.add(proc.pid)
         try:
-            timed_out, over = _wait(proc, out, started + timeout, stdin_text, output_limit)
+            if on_start is not None:
+                on_start()
+            timed_out, over = _wait(
+                proc, out, started + timeout, stdin_text, output_limit, paused or (lambda: 0.0)
+            )
         finally:
             # A clean exit, a timeout, or an exception here (Ctrl-C, SIGTERM): the
             # group may hold stragglers (a daemonised child); none outlives run().
@@ -164,9 +173,15 @@ def run(
 
 
 def _wait(
-    proc: subprocess.Popen, out, deadline: float, stdin_text: str | None, output_limit: int
+    proc: subprocess.Popen,
+    out,
+    deadline: float,
+    stdin_text: str | None,
+    output_limit: int,
+    paused: Callable[[], float],
 ) -> tuple[bool, bool]:
-    """Waits for proc; kills its group at the deadline or past the output cap."""
+    """Waits for proc; kills its group at the deadline (moved on by what
+    `paused` says) or past the output cap."""
     if stdin_text is not None:
         if proc.stdin is None:
             raise ValueError("stdin_text needs a process started with stdin=PIPE")
@@ -182,7 +197,7 @@ def _wait(
             break
         except subprocess.TimeoutExpired:
             pass
-        timed_out = time.monotonic() > deadline
+        timed_out = time.monotonic() > deadline + paused()
         over = os.fstat(out.fileno()).st_size > output_limit
         if timed_out or over:
             _kill_tree(proc)

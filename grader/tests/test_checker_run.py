@@ -2,6 +2,7 @@
 descriptor the runner never gets), every test of its list gets a result, and
 an exit code is never a result."""
 
+import contextlib
 import json
 import stat
 import textwrap
@@ -70,6 +71,28 @@ def test_all_tests_reported_is_a_complete_run(tmp_path):
     r = run(tmp_path, 'for t in ["A.one", "A.two", "B.three"]: emit(t)\n', seed=42)
     assert r.status == "completed" and r.passed == 3 and not r.failed
     assert r.properties["seed"] == "42"
+
+
+def test_its_tests_run_in_the_slot_it_is_admitted_to(tmp_path):
+    # The checker says it is up on READY and waits on GO (admission.py); its
+    # tests run while the slot is held, and the slot is left when it ends.
+    held = []
+
+    @contextlib.contextmanager
+    def slot():
+        held.append("in")
+        yield
+        held.append("out")
+
+    body = """
+    ready, go = next(a for a in args if a.startswith("--admission-fds=")).split("=")[1].split(",")
+    os.write(int(ready), b"r")
+    assert os.read(int(go), 1) == b"g"
+    for t in ["A.one", "A.two", "B.three"]: emit(t)
+    """
+    r = run(tmp_path, body, admit=slot)
+    assert r.status == "completed" and r.passed == 3, r.output_tail
+    assert held == ["in", "out"]
 
 
 def test_a_test_without_a_result_counts_as_failed(tmp_path):

@@ -381,3 +381,54 @@ def test_a_stall_lets_shared_runs_start_only_for_the_first_stall_seconds_of_a_dr
     time.sleep(0.1)
     assert scene.order == ["early"]  # waits, although the hung run is still stalled
     assert scene.end() == ["early", "hung out", "timed", "late"]
+
+
+def test_a_run_whose_processes_start_holds_the_gate_but_no_slot():
+    """Its start (contexts, sandbox) uses no slot; yet the lab's code may already
+    run, so a timed run waits for it as for any shared run."""
+    gate = Gate("gpu", run_slots=1)
+    order: list[str] = []
+    started, go = threading.Event(), threading.Event()
+
+    def starting_run():
+        with gate.shared_pass() as ticket:
+            started.set()
+            go.wait(10)
+            with ticket.slot():
+                order.append("run in its slot")
+
+    def other():  # takes the one slot while the first run starts
+        with gate.shared():
+            order.append("other in the slot")
+
+    def timed():
+        with gate.exclusive():
+            order.append("timed")
+
+    a = threading.Thread(target=starting_run)
+    a.start()
+    started.wait(10)
+    b = threading.Thread(target=other)
+    b.start()
+    b.join(10)
+    assert order == ["other in the slot"]  # the starting run held no slot
+    c = threading.Thread(target=timed)
+    c.start()
+    time.sleep(0.05)
+    assert order == ["other in the slot"]  # the timed run waits for the starting one
+    go.set()
+    for t in (a, c):
+        t.join(10)
+    assert order == ["other in the slot", "run in its slot", "timed"]
+
+
+def test_a_run_is_stalled_only_after_its_slot_not_its_wait_for_one():
+    gate = Gate("gpu", run_slots=1, stall_seconds=0.05)
+    with gate.shared_pass() as ticket:
+        time.sleep(0.1)  # a long wait for a slot (every other worker's tests)
+        with gate._cond:
+            assert not gate._stalled()
+        with ticket.slot():
+            time.sleep(0.1)
+            with gate._cond:
+                assert gate._stalled()

@@ -43,10 +43,14 @@ class Runs:
     def __init__(self, gate: Gate, *runs: BinaryRun) -> None:
         self.gate, self.runs, self.alone = gate, list(runs), []
 
-    def __call__(self, alone: bool) -> BinaryRun:
+    def __call__(self, alone: bool, admit=None) -> BinaryRun:
         assert alone == self.gate._exclusive
+        assert (admit is None) == alone  # a shared run takes its slot itself; one alone has none
         self.alone.append(self.gate._exclusive)
-        return self.runs.pop(0)
+        if admit is None:
+            return self.runs.pop(0)
+        with admit():
+            return self.runs.pop(0)
 
 
 def test_the_words_of_a_full_gpu_are_recognised():
@@ -84,7 +88,7 @@ def test_other_failures_and_unshared_gpus_run_once():
     # No gate: the GPU is this worker's alone already.
     calls = []
     run, note = shared_gpu.checker_sharing(
-        None, lambda alone: calls.append(alone) or run_with(RUNNER_OOM)
+        None, lambda alone, admit: calls.append(alone) or run_with(RUNNER_OOM)
     )
     assert calls == [False] and note is None
 
@@ -258,25 +262,33 @@ def test_a_sanitizer_hazard_still_costs_every_point(monkeypatch):
     assert result.hints[0].startswith("compute-sanitizer")
 
 
-def test_shared_tests_run_in_one_process_holding_a_run_slot(monkeypatch, capsys):
+def test_shared_tests_hold_the_gate_and_take_a_run_slot_once_their_processes_are_up(
+    monkeypatch, capsys
+):
     monkeypatch.setenv("GRADER_TRACE", "1")
     gate = Gate("gpu", run_slots=1)
     calls = []
 
-    def run_once(alone):
-        calls.append((gate._slots._value == 0, alone))
+    def run_once(alone, admit):
+        # While its processes start: the gate's shared side (a timed run waits
+        # for it), no slot yet.
+        starting = (bool(gate._started), gate._slots._value == 0)
+        with admit():
+            calls.append((starting, gate._slots._value == 0, alone))
         return run_with()
 
     run, note = shared_gpu.checker_sharing(gate, run_once)
-    assert calls == [(True, False)]
+    assert calls == [((True, False), True, False)]
     assert run.status == RunStatus.COMPLETED and note is None
-    assert gate._slots._value == 1  # given back
-    # The wait and the run, for a slow batch's post-mortem.
-    assert re.search(r"tests: waited [0-9.]+ s, ran [0-9.]+ s", capsys.readouterr().out)
-    # Alone on its GPU (no gate): the same one run, and no trace line.
-    calls.clear()
-    shared_gpu.checker_sharing(None, run_once)
-    assert calls == [(False, False)]
+    assert gate._slots._value == 1 and not gate._started  # given back
+    # The wait, the run and the start, for a slow batch's post-mortem.
+    assert re.search(
+        r"tests: waited [0-9.]+ s, ran [0-9.]+ s, started [0-9.]+ s", capsys.readouterr().out
+    )
+    # Alone on its GPU (no gate): the same one run, no slot to take, no trace line.
+    seen = []
+    shared_gpu.checker_sharing(None, lambda alone, admit: seen.append((alone, admit)) or run_with())
+    assert seen == [(False, None)]
     assert "waited" not in capsys.readouterr().out
 
 

@@ -5,16 +5,24 @@
 //
 // usage: checker-<kind> --lab=ID --runner=PATH [--runner-prefix=ARG]... [--impl=NAME]
 //            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
-//            [--seed=N] [--result-fd=N] [--ceiling-gbps=X] [gtest flags]
+//            [--seed=N] [--result-fd=N] [--ceiling-gbps=X] [--admission-fds=READY,GO]
+//            [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
 // runner's path in its command line, in order. The seed is printed first, so
 // any failure can be replayed with --seed=N.
+//
+// --admission-fds: a batch sharing the GPU gives each run one of a few slots
+// (grader/engine/admission.py). The checker makes its context and starts its
+// runner first, then writes one byte on READY and waits for one on GO: the
+// slot is not held while processes start, which is about half of a run.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,7 +47,7 @@ struct Args {
   double call_timeout = 30.0, ceiling = 0.0;
   bool seeded = false, measure_ceiling = false;
   std::uint64_t seed = 0;
-  int result_fd = -1;
+  int result_fd = -1, ready_fd = -1, go_fd = -1;
   std::size_t output_cap = 8u << 20;
 };
 
@@ -64,6 +72,15 @@ Args parse(int argc, char** argv) {
       a.seeded = true;
     } else if (take(argv[i], "--result-fd", &v)) {
       a.result_fd = std::atoi(v.c_str());
+    } else if (take(argv[i], "--admission-fds", &v)) {
+      if (std::sscanf(v.c_str(), "%d,%d", &a.ready_fd, &a.go_fd) != 2 || a.ready_fd < 0 ||
+          a.go_fd < 0) {
+        std::fprintf(stderr, "--admission-fds takes READY,GO, not %s\n", v.c_str());
+        std::exit(2);
+      }
+      // Neither may reach a process this one starts (the runner closes them anyway).
+      fcntl(a.ready_fd, F_SETFD, FD_CLOEXEC);
+      fcntl(a.go_fd, F_SETFD, FD_CLOEXEC);
     } else if (take(argv[i], "--call-timeout", &v)) {
       a.call_timeout = std::atof(v.c_str());
     } else if (take(argv[i], "--ceiling-gbps", &v)) {
@@ -78,6 +95,26 @@ Args parse(int argc, char** argv) {
     }
   }
   return a;
+}
+
+// Up (context made, runner started): say so, and wait for the GPU slot.
+void wait_for_admission(int ready_fd, int go_fd) {
+  lab::test::RunnerLink::get().warm_up();
+  char byte = 'r';
+  ssize_t n;
+  do {
+    n = write(ready_fd, &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  do {
+    n = read(go_fd, &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  close(ready_fd);
+  close(go_fd);
+  if (n != 1) {
+    // The grader is gone or stopping this run: no test may start without a slot.
+    std::fprintf(stderr, "the grader did not admit this run to the GPU\n");
+    std::exit(4);
+  }
 }
 
 std::uint64_t random_seed() {
@@ -147,6 +184,8 @@ int main(int argc, char** argv) {
   lab::test::write_stream_event("{\"event\":\"run\",\"seed\":\"" + std::to_string(seed) +
                                 "\",\"lab\":" + lab::test::json_string(args.lab) +
                                 ",\"impl\":" + lab::test::json_string(args.impl) + "}");
+  // Lab 01's checker speaks it too, so that CI tests it (tests/admission_check.py).
+  if (args.ready_fd >= 0) wait_for_admission(args.ready_fd, args.go_fd);
   const int rc = RUN_ALL_TESTS();
   lab::test::RunnerLink::get().stop();
   const std::string exit = lab::test::RunnerLink::get().last_exit_json();

@@ -278,6 +278,21 @@ void RunnerLink::start() {
   for (const Arena* a : live_arenas()) send_arena(*a);
 }
 
+void RunnerLink::warm_up() {
+  if (process_ != nullptr || !broken_.empty() || !configured_) return;
+  const int crashes = crashes_, timeouts = timeouts_;
+  const std::string last_exit = last_exit_;
+  try {
+    start();
+  } catch (const std::exception&) {
+    reap(true);
+    crashes_ = crashes;
+    timeouts_ = timeouts;
+    broken_.clear();
+    last_exit_ = last_exit;
+  }
+}
+
 void RunnerLink::introduce(int fd_to_send, const void* q) {
   wire::Reply r;
   request(const_cast<void*>(q), fd_to_send, &r, options_.call_timeout_s);

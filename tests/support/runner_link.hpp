@@ -69,6 +69,12 @@ class RunnerLink {
   // Ends the runner and everything it started; the next request starts a new one.
   void stop();
 
+  // Starts the runner before the first test, so that its start (its CUDA
+  // context, a sandbox, a tool's hooks) is over before the checker takes its
+  // GPU slot (checker_main.cpp). A start that fails leaves no trace: the first
+  // test starts it again and reports what went wrong, as without this.
+  void warm_up();
+
   // Seconds the last runner took to say it was up (reported, not judged).
   double last_start_seconds() const { return start_seconds_; }
 

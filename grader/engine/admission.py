@@ -1,0 +1,88 @@
+"""A checker's run slot, taken only once its processes are up.
+
+The grader hands the checker two pipes (--admission-fds=READY,GO). The checker
+makes its CUDA context, starts its runner (the sandbox, the runner's context,
+compute-sanitizer's hooks), writes one byte on READY and waits for one on GO
+before its first test (tests/support/checker_main.cpp). Here a thread waits
+for that byte, takes the slot (gate.Ticket.slot), and answers. The slot is
+left when the checker has ended. The time spent waiting for the slot does not
+count against the run's time limit (proc.run's `paused`).
+
+A checker that dies before it is ready closes READY: no slot is taken. The
+runner never sees either pipe: it is started with every other descriptor
+closed (runner_link.cpp), and the checker marks both close-on-exec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+
+class Admission:
+    def __init__(self, slot: Callable[[], AbstractContextManager[object]]) -> None:
+        self._slot = slot
+        self._ready_r, self._ready_w = os.pipe()
+        self._go_r, self._go_w = os.pipe()
+        # Closed once each: a number closed twice may by then be another thread's file.
+        self._open = {self._ready_r, self._ready_w, self._go_r, self._go_w}
+        self._held: AbstractContextManager[object] | None = None
+        self._waiting_since: float | None = None
+        self._waited = 0.0
+        self._thread = threading.Thread(target=self._admit, name="admission", daemon=True)
+
+    @property
+    def child_fds(self) -> tuple[int, int]:
+        """The checker's ends: READY (it writes) and GO (it reads)."""
+        return self._ready_w, self._go_r
+
+    @property
+    def argument(self) -> str:
+        return f"--admission-fds={self._ready_w},{self._go_r}"
+
+    def started(self) -> None:
+        """The checker exists: only it holds its ends now, so that READY reads
+        as closed once it is gone."""
+        for fd in self.child_fds:
+            self._close(fd)
+        self._thread.start()
+
+    def _close(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            os.close(fd)
+
+    def paused(self) -> float:
+        """Seconds spent waiting for the slot so far."""
+        since = self._waiting_since
+        return self._waited + (time.monotonic() - since if since is not None else 0.0)
+
+    def _admit(self) -> None:
+        try:
+            ready = os.read(self._ready_r, 1)
+        except OSError:
+            ready = b""
+        if not ready:
+            return  # it ended before its first test
+        self._waiting_since = time.monotonic()
+        held = self._slot()
+        held.__enter__()
+        self._held = held
+        self._waited = time.monotonic() - self._waiting_since
+        self._waiting_since = None
+        with contextlib.suppress(OSError):  # it may have been killed meanwhile
+            os.write(self._go_w, b"g")
+
+    def close(self) -> None:
+        """After the checker has ended (or never started): the slot is left."""
+        if self._thread.ident is not None:
+            self._thread.join()
+        for fd in list(self._open):
+            self._close(fd)
+        if self._held is not None:
+            self._held.__exit__(None, None, None)
+            self._held = None
