@@ -56,3 +56,30 @@ def test_busy_is_the_median_over_the_steady_span():
     rate = t.steady_rate(LOG)
     assert t.busy_between(samples, rate) == {"samples": 3, "cpu_busy": 0.8, "gpu_util": 50}
     assert t.busy_between(samples, None) is None
+
+
+HOLDS = """[trace +10.0 s] w0 a 02_interleaved: graded {}
+[trace +14.0 s] w0 tests: waited 3.0 s, ran 4.0 s, started 0.4 s
+[trace +16.0 s] w1 sanitizer memcheck: waited 0.0 s, ran 4.0 s, started 0.5 s
+[trace +22.0 s] w2-timed timed alone: waited 9.0 s, ran 2.0 s
+[trace +24.0 s] w0 tests alone: waited 1.0 s, ran 1.0 s
+[trace +30.0 s] w0 a 04_sequential_addressing: graded {}
+[trace +31.0 s] w1 tests: waited 0.0 s, ran 40.0 s
+"""
+
+
+def test_gpu_holds_are_measured_over_the_steady_span():
+    t = _throughput()
+    steady = t.steady_rate(HOLDS)  # from +10 to +30
+    # In slots: +10..+14 and +12..+16 (8 s), and +10..+30 of the run that
+    # ended at +31 (20 s): 28 s over 20. Alone: +20..+22 and +23..+24. Nothing
+    # held: every gap (+16..+20, +22..+23, +24..+30) is in the long run, so none.
+    assert t.gpu_holds(HOLDS, steady) == {
+        "runs_in_slots": 1.4,
+        "alone_share": 0.15,
+        "idle_share": 0.0,
+    }
+    without_long = HOLDS.replace("ran 40.0 s", "ran 0.5 s")
+    # Idle now: +16..+20, +22..+23 and +24..+30, 11 of 20 s.
+    assert t.gpu_holds(without_long, steady)["idle_share"] == 0.55
+    assert t.gpu_holds(HOLDS, None) is None

@@ -25,9 +25,15 @@ class of 300 pays once; and, over the same span, the median share of the CPU
 cores that were busy and of the GPUs' utilisation (sampled every 2 s from
 /proc/stat and nvidia-smi): which of the two held the batch back.
 
+Over the same span, from the trace's run lines: how many shared runs held a
+run slot on average, and the share of the time a run held a GPU alone (a
+timed run) or nothing ran at all (gpu_holds): where the GPUs' time went.
+
 Writes OUT/throughput-NAME.json, OUT/throughput-NAME.log and the batch's
 class report as OUT/throughput-NAME-report.html, and prints one
-line: seconds, student-labs per hour, and whether every outcome was right."""
+line: seconds, student-labs per hour, and whether every outcome was right.
+
+usage: throughput.py --analyse LOG   the steady rate and gpu_holds of a kept log"""
 
 from __future__ import annotations
 
@@ -52,6 +58,11 @@ import make_class  # noqa: E402
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--analyse"] and len(sys.argv) == 3:
+        log = Path(sys.argv[2]).read_text()
+        steady = steady_rate(log)
+        print(json.dumps({"steady": steady, "gpu_holds": gpu_holds(log, steady)}, indent=2))
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
     ap.add_argument("name")
@@ -131,6 +142,7 @@ def main() -> int:
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
         "steady": steady,
         "busy_while_steady": busy_between(sampler.samples, steady),
+        "gpu_holds": gpu_holds(log_text, steady),
         "samples": sampler.samples,
         "check_problems": problems,
         "log_tail": log_text[-4000:],
@@ -200,6 +212,46 @@ def steady_rate(log: str) -> dict | None:
         "from": times[0],
         "to": times[-1],
     }
+
+
+# "w3 tests: waited 1.2 s, ran 2.1 s, started 0.4 s", "w6-timed timed alone: ...":
+# what a run held (from when it got it: a slot, or the GPU alone) and for how long.
+_HOLD = re.compile(
+    r"^\[trace \+([0-9.]+) s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
+    r"waited [0-9.]+ s, ran ([0-9.]+) s"
+)
+
+
+def gpu_holds(log: str, steady: dict | None) -> dict | None:
+    """Over the steady span: the mean number of shared runs in a slot, and the
+    shares of the time in which a run held a GPU alone, and in which no run
+    held anything (summed over the machine's GPUs: the lines do not say which)."""
+    if not steady:
+        return None
+    lo, hi = steady["from"], steady["to"]
+    shared, alone = [], []
+    for m in map(_HOLD.match, log.splitlines()):
+        if m:
+            end, ran = float(m.group(1)), float(m.group(4))
+            (alone if m.group(3) else shared).append((max(lo, end - ran), min(hi, end)))
+    shared = [(a, b) for a, b in shared if b > a]
+    alone = [(a, b) for a, b in alone if b > a]
+    span = hi - lo
+    return {
+        "runs_in_slots": round(sum(b - a for a, b in shared) / span, 2),
+        "alone_share": round(_covered(alone) / span, 3),
+        "idle_share": round(1 - _covered(shared + alone) / span, 3),
+    }
+
+
+def _covered(intervals: list[tuple[float, float]]) -> float:
+    """The length of the union of the intervals."""
+    total, reach = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
 
 
 class Sampler:
