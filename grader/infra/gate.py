@@ -38,7 +38,9 @@ and uses no slot's memory, yet it held a slot, and the slots were what the
 batch waited for (tests/gpu_runs/h100/throughput-667d790-*: three slots held
 77% of the time, each run a median 1.7 s of which about 0.6 s was the start,
 tests/gpu_runs/h100/gpu-spread-study-47e36f7.log). A run counts as stalled
-from when it got its slot.
+once its start or its time in a slot passes STALL_SECONDS, never for its wait
+for a slot: a lab whose program hangs as it starts (before the checker's first
+test) holds up a drain no longer than one that hangs in a test.
 
 Order, to rule out deadlock: the machine gate first, then a GPU's; on a GPU,
 the gate's shared side first, then a slot.
@@ -110,7 +112,8 @@ class Gate:
         self._waiting_since: list[float] = []  # the waiting timed runs' arrivals
         self._draining = False  # sticks until no timed run waits
         self._drain_since = 0.0  # when the drain became due
-        # Shared runs in flight: token -> when it got its slot (None: not yet).
+        # Shared runs in flight: token -> when it started, or got its slot
+        # (None while it waits for one: that wait is not a stall).
         self._started: dict[int, float | None] = {}
         self._tokens = 0
         # Every shared run (a checker run, a compute-sanitizer tool) takes one
@@ -136,7 +139,7 @@ class Gate:
                 self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
             self._tokens += 1
             token = self._tokens
-            self._started[token] = None
+            self._started[token] = time.monotonic()
         try:
             yield Ticket(self, token)
         finally:
@@ -144,9 +147,9 @@ class Gate:
                 del self._started[token]
                 self._cond.notify_all()
 
-    def _running(self, token: int) -> None:
+    def _phase(self, token: int, since: float | None) -> None:
         with self._cond:
-            self._started[token] = time.monotonic()
+            self._started[token] = since
 
     @property
     def _waiting(self) -> int:
@@ -218,9 +221,10 @@ class Ticket:
     def slot(self):
         """One of the gate's run slots (none to take where it has no slots)."""
         self.slot_asked = time.monotonic()
+        self._gate._phase(self._token, None)
         with self._gate._slots if self._gate._slots is not None else contextlib.nullcontext():
-            self._gate._running(self._token)
             self.slot_got = time.monotonic()
+            self._gate._phase(self._token, self.slot_got)
             yield
 
 

@@ -422,13 +422,38 @@ def test_a_run_whose_processes_start_holds_the_gate_but_no_slot():
     assert order == ["other in the slot", "run in its slot", "timed"]
 
 
-def test_a_run_is_stalled_only_after_its_slot_not_its_wait_for_one():
+def test_a_run_stalls_in_its_start_or_its_slot_never_in_its_wait_for_one():
     gate = Gate("gpu", run_slots=1, stall_seconds=0.05)
-    with gate.shared_pass() as ticket:
-        time.sleep(0.1)  # a long wait for a slot (every other worker's tests)
+
+    def stalled() -> bool:
         with gate._cond:
-            assert not gate._stalled()
+            return gate._stalled()
+
+    with gate.shared_pass() as ticket:
+        time.sleep(0.1)  # a program that hangs as it starts
+        assert stalled()
+    holder_in, release = threading.Event(), threading.Event()
+
+    def holder():  # another run holds the one slot
+        with gate.shared():
+            holder_in.set()
+            release.wait(10)
+
+    def wait_for_slot(ticket):
         with ticket.slot():
-            time.sleep(0.1)
-            with gate._cond:
-                assert gate._stalled()
+            pass
+
+    h = threading.Thread(target=holder)
+    h.start()
+    holder_in.wait(10)
+    with gate.shared_pass() as ticket:
+        w = threading.Thread(target=wait_for_slot, args=(ticket,))
+        w.start()
+        time.sleep(0.1)  # up in time, then a long wait for the slot
+        with gate._cond:
+            waiting = sorted(t is None for t in gate._started.values())
+        assert waiting == [False, True]  # the holder's time counts, the wait does not
+        release.set()
+        w.join(10)
+    h.join(10)
+    assert not gate._started
