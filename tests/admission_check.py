@@ -85,6 +85,8 @@ def main() -> int:
     ap.add_argument("runner", type=Path)
     ap.add_argument("--lab", required=True)
     args = ap.parse_args()
+    # The runner starts in a folder of its own: meson's relative paths would not reach it.
+    args.checker, args.runner = args.checker.resolve(), args.runner.resolve()
     problems = []
     with tempfile.TemporaryFile() as results:
         code, before, runners, after, out = start(args, results, admitted=True)
