@@ -23,8 +23,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 
+# What a run must hold from when its checker is up: a GPU's run slot (gate.Ticket.slot).
+Admit = Callable[[], AbstractContextManager[object]]
+
+
 class Admission:
-    def __init__(self, slot: Callable[[], AbstractContextManager[object]]) -> None:
+    def __init__(self, slot: Admit) -> None:
         self._slot = slot
         self._ready_r, self._ready_w = os.pipe()
         self._go_r, self._go_w = os.pipe()

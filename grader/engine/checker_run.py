@@ -18,15 +18,13 @@ import functools
 import json
 import os
 import tempfile
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..infra import proc
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
-from .admission import Admission
+from .admission import Admission, Admit
 
 SKIP_EXIT = 77
 
@@ -162,7 +160,7 @@ def run_checker(
     call_timeout: float | None = None,
     gpu_expected: bool | None = None,
     log_limit: int = 16 << 20,
-    admit: Callable[[], AbstractContextManager[object]] | None = None,
+    admit: Admit | None = None,
 ) -> BinaryRun:
     """Runs every test of `checker` (or those matching gtest_filter) against the
     runner and returns every result; tests that produced none are 'not_run'.

@@ -24,14 +24,8 @@ from ..status import LabStatus
 from . import policy, run_env
 from .checker_run import merge_runs, run_checker
 from .scoring import score
-from .shared_gpu import (
-    ALONE_CALL_SECONDS,
-    ALONE_SECONDS,
-    Admit,
-    checker_sharing,
-    hung,
-    sanitize_lab,
-)
+from .admission import Admit
+from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung, sanitize_lab
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"

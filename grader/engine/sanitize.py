@@ -18,12 +18,11 @@ it is not a security boundary (a submission built to hide from it can).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..status import RunStatus, SanitizerStatus
+from .admission import Admit
 from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -100,7 +99,7 @@ def run_tool(
     timeout: float = TOOL_SECONDS,
     env: dict[str, str] | None = None,
     seed: int | None = None,
-    admit: Callable[[], AbstractContextManager[object]] | None = None,
+    admit: Admit | None = None,
 ) -> SanitizerRun:
     if not available():
         return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])

@@ -23,10 +23,10 @@ Every run on a shared GPU holds one of its few run slots (gate.py; how many:
 gpus.runs_at_once, with the measurements) once its processes are up, and the
 gate's shared side from their start (timed_hold; admission.py): the GPU
 switches between the processes' contexts rather than running them side by
-side, and each slot has room for the 2^32-element case. An earlier design ran that case in a checker
-process of its own, the only one that took a slot, and let the rest of every
-worker's tests onto the GPU at once: each lab's tests then took twice as long
-(gpus.py)."""
+side, and each slot has room for the 2^32-element case. An earlier design ran
+that case in a checker process of its own, the only one that took a slot, and
+let the rest of every worker's tests onto the GPU at once: each lab's tests
+then took twice as long (gpus.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager
 from typing import TypeVar
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
+from .admission import Admit
 
 R = TypeVar("R")
 
@@ -101,9 +101,6 @@ def shared_then_alone(
     first = once(False)
     why = why_short(first) if gate is not None else None
     return (first, None) if why is None else (once(True), why)
-
-
-Admit = Callable[[], AbstractContextManager[object]]
 
 
 @contextlib.contextmanager
