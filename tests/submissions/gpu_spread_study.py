@@ -78,6 +78,8 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
             "status": str(run.status),
             "passed": sum(1 for c in run.cases if c.status == "passed"),
             "cases": len(run.cases),
+            "in_tests_seconds": round(sum(c.time_ms for c in run.cases) / 1000, 3),
+            "case_ms": {c.name: c.time_ms for c in run.cases},
         }
     finally:
         iso.cleanup()
@@ -85,6 +87,14 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
 
 def together(build: Path, lab: labmeta.Lab, row: Row) -> list[dict]:
     return all_at_once([functools.partial(one_run, build, lab, g, row) for g in row.placement])
+
+
+def slowest(runs: list[dict], most: int = 8) -> dict[str, float]:
+    """The cases that took longest, each by its median over the runs: where a
+    run's time inside its tests goes (the rest of its seconds is its start)."""
+    names = {n for r in runs for n in r["case_ms"]}
+    medians = {n: statistics.median(r["case_ms"].get(n, 0.0) for r in runs) for n in names}
+    return dict(sorted(medians.items(), key=lambda kv: -kv[1])[:most])
 
 
 def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:
@@ -162,6 +172,10 @@ def main() -> int:
                 "max_seconds": max(seconds),
                 "wall_seconds": round(wall, 2),
                 "all_passed": all(r["passed"] == r["cases"] > 0 for r in runs),
+                "median_in_tests_seconds": round(
+                    statistics.median(r["in_tests_seconds"] for r in runs), 3
+                ),
+                "slowest_cases_ms": slowest(runs),
                 "each": runs,
             }
             rows.append(row)
@@ -173,6 +187,11 @@ def main() -> int:
                 f"{spec.placement_name:<24}{len(runs):>5}"
                 f"{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
+                flush=True,
+            )
+            print(
+                f"    in tests {row['median_in_tests_seconds']:.2f} s; slowest: "
+                + ", ".join(f"{n} {ms:.0f} ms" for n, ms in row["slowest_cases_ms"].items()),
                 flush=True,
             )
     return 0

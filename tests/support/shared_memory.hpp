@@ -28,9 +28,18 @@ struct Arena {
 // Device memory lives on `device` (-1: the current one) and every GPU of the
 // `access` mask (a bit each; its own is always included) may read and write it,
 // in the checker and in the runner alike: access is granted per mapping.
+// A released device arena of up to kMaxSpareBytes is kept as a spare, still
+// mapped here and in the runner, and handed out again by the next
+// create_arena of the same rounded size, device and access (shared_memory.cpp
+// says why).
 Arena* create_arena(wire::Memory memory, std::size_t bytes, int device = -1,
                     std::uint32_t access = 0);
 void release_arena(Arena* arena);
+inline constexpr std::size_t kMaxSpareBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMaxSpareTotal = std::size_t{256} << 20;
+// The spares kept now: their count and bytes (tests of the cache).
+std::size_t spare_count();
+std::size_t spare_bytes();
 
 // Every live arena, oldest first: a new runner is given each of them.
 std::vector<const Arena*> live_arenas();
@@ -51,6 +60,12 @@ void set_arena_listener(ArenaListener listener);
 // has none and says so). *bytes is rounded up to what was allocated; *fd is
 // the allocation's shareable handle; device and access as for create_arena.
 void* device_allocate(std::size_t* bytes, int* fd, int device, std::uint32_t access);
+// What device_allocate rounds `bytes` up to on `device` (-1: the current one).
+std::size_t device_rounded(std::size_t bytes, int device);
+// Waits for the checker's queued GPU work; false if the GPU reports an error.
+bool device_synchronize();
+// `device`, or the current GPU's ordinal for -1.
+int device_ordinal(int device);
 void device_free(void* pointer);
 // A memory pool's descriptor, where the device memory comes from one (-1: none).
 int device_pool_fd();

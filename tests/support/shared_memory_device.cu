@@ -1,5 +1,7 @@
 // Device arenas: each one allocation of the driver's virtual memory API,
 // exported as a file descriptor that the runner maps (vmm.hpp).
+#include <cuda_runtime.h>
+
 #include <map>
 
 #include "shared_memory.hpp"
@@ -18,6 +20,16 @@ void* device_allocate(std::size_t* bytes, int* fd, int device, std::uint32_t acc
   *bytes = m.bytes;
   mappings()[m.pointer] = m;
   return m.pointer;
+}
+
+std::size_t device_rounded(std::size_t bytes, int device) { return vmm::rounded(bytes, device); }
+
+bool device_synchronize() { return cudaDeviceSynchronize() == cudaSuccess; }
+
+int device_ordinal(int device) {
+  if (device >= 0) return device;
+  int current = 0;
+  return cudaGetDevice(&current) == cudaSuccess ? current : -1;
 }
 
 void device_free(void* pointer) {

@@ -75,19 +75,30 @@ Mapping map_here(CUmemGenericAllocationHandle handle, std::size_t bytes, AccessM
   return {reinterpret_cast<void*>(va), bytes, static_cast<std::uint64_t>(handle), mask};
 }
 
-}  // namespace
-
-Mapping allocate(std::size_t bytes, int* fd, int on, AccessMask access) {
-  if (on < 0) on = device();
+CUmemAllocationProp properties(int on) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = on;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
+}
+
+}  // namespace
+
+std::size_t rounded(std::size_t bytes, int on) {
+  if (on < 0) on = device();
+  const CUmemAllocationProp prop = properties(on);
   std::size_t granule = 0;
   check(api().granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
         "cuMemGetAllocationGranularity");
-  bytes = (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+  return (std::max<std::size_t>(bytes, 1) + granule - 1) / granule * granule;
+}
+
+Mapping allocate(std::size_t bytes, int* fd, int on, AccessMask access) {
+  if (on < 0) on = device();
+  const CUmemAllocationProp prop = properties(on);
+  bytes = rounded(bytes, on);
   CUmemGenericAllocationHandle handle = 0;
   check(api().create(&handle, bytes, &prop, 0), "cuMemCreate");
   check(api().export_handle(fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),

@@ -23,6 +23,10 @@ struct Mapping {
 // it to every GPU of a call that spans several (lab 12). 0: the current device.
 using AccessMask = std::uint32_t;
 
+// What an allocation on `device` (-1: the current one) of `bytes` is rounded
+// up to: the driver's minimum granularity (2 MiB on an H100 or H200).
+std::size_t rounded(std::size_t bytes, int device = -1);
+
 // The checker: a new allocation of at least `bytes` on `device` (-1: the
 // current one), mapped here with access for `access` and `device`; *fd
 // receives its shareable handle.
