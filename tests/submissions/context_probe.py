@@ -15,7 +15,7 @@ fewer processes per lab; if the allocations scale instead, it is fewer
 allocations per case.
 
 usage: context_probe.py OUT [--arch sm_90] [--ks 1,4,8,16] [--allocations 0,64] [--rounds 2]
-                        [--envs ';NAME=VALUE,...']
+                        [--envs ';NAME=VALUE,...'] [--round-trips N]
 Writes OUT/context-probe.json after every row and prints each row."""
 
 from __future__ import annotations
@@ -55,12 +55,16 @@ PROBE = r"""
     }                                                                         \
   } while (0)
 
+__global__ void touch(int* p) { *p += 1; }
+
 static double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
 int main(int argc, char** argv) {
   const int allocations = argc > 1 ? std::atoi(argv[1]) : 0;
+  const int round_trips = argc > 2 ? std::atoi(argv[2]) : 0;
+  const long long start_at_ms = argc > 3 ? std::atoll(argv[3]) : 0;  // the K processes' common start
   auto started = std::chrono::steady_clock::now();
   cudaError_t e = cudaFree(nullptr);
   if (e != cudaSuccess) {
@@ -97,8 +101,28 @@ int main(int argc, char** argv) {
     CU(cuMemRelease(handle));
     close(fd);
   }
-  std::printf("{\"context_ms\": %.1f, \"allocations_ms\": %.1f}\n", context_ms,
-              ms_since(started));
+  const double allocations_ms = ms_since(started);
+  // Round trips: a one-thread kernel and a 4-byte read back, as a case reads
+  // each call's result, after every process's context is up.
+  int* counter = nullptr;
+  cudaStream_t stream = nullptr;
+  if (cudaMalloc(&counter, sizeof(int)) != cudaSuccess || cudaStreamCreate(&stream) != cudaSuccess)
+    return 1;
+  while (std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count() < start_at_ms)
+    usleep(1000);
+  started = std::chrono::steady_clock::now();
+  int host = 0;
+  for (int i = 0; i < round_trips; ++i) {
+    touch<<<1, 1, 0, stream>>>(counter);
+    cudaMemcpyAsync(&host, counter, sizeof host, cudaMemcpyDeviceToHost, stream);
+    if (cudaStreamSynchronize(stream) != cudaSuccess) return 1;
+  }
+  const double round_trips_ms = ms_since(started);
+  if (host != round_trips) return 1;
+  std::printf("{\"context_ms\": %.1f, \"allocations_ms\": %.1f, \"round_trips_ms\": %.1f}\n",
+              context_ms, allocations_ms, round_trips_ms);
   return 0;
 }
 """
@@ -132,14 +156,14 @@ def build(arch: str) -> Path:
 
 
 def together(
-    probe: Path, k: int, allocations: int, gpu: str, variables: dict[str, str]
+    probe: Path, k: int, allocations: int, gpu: str, variables: dict[str, str], round_trips: int = 0
 ) -> list[dict]:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, **variables)
     started = time.monotonic()
-    procs = [
-        subprocess.Popen([str(probe), str(allocations)], env=env, stdout=subprocess.PIPE, text=True)
-        for _ in range(k)
-    ]
+    # The round trips start together, once every context is up (k * 0.3 s is ample).
+    start_at_ms = int((time.time() + 1 + 0.3 * k) * 1000) if round_trips else 0
+    argv = [str(probe), str(allocations), str(round_trips), str(start_at_ms)]
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(k)]
     results = []
     for p in procs:
         out, _ = p.communicate(timeout=300)
@@ -161,6 +185,13 @@ def main() -> int:
     ap.add_argument("--allocations", default="0,64")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--envs", default="", help=ENVS_HELP)
+    ap.add_argument(
+        "--round-trips",
+        type=int,
+        default=0,
+        help="N: then each process makes N GPU round trips (a tiny kernel, a 4-byte read back), "
+        "all K started together: does the GPU serve other contexts' round trips one at a time?",
+    )
     args = ap.parse_args()
     ids = gpus.visible_gpus()
     if not ids:
@@ -171,7 +202,7 @@ def main() -> int:
     rows: list[dict] = []
     print(
         f"{'environment':<34}{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}"
-        f"{'allocs ms (median)':>20}  all ok"
+        f"{'allocs ms (median)':>20}{'trips ms (median)':>19}  all ok"
     )
     plan = itertools.product(
         environments(args.envs), map(int, args.allocations.split(",")), map(int, args.ks.split(","))
@@ -179,10 +210,11 @@ def main() -> int:
     for variables, allocations, k in plan:
         named = env_name(variables)
         for round_ in range(args.rounds):
-            each = together(probe, k, allocations, ids[0], variables)
+            each = together(probe, k, allocations, ids[0], variables, args.round_trips)
             ok = [r for r in each if r["exit"] == 0]
             context = [r["context_ms"] for r in ok] or [float("nan")]
             allocs = [r["allocations_ms"] for r in ok] or [float("nan")]
+            trips = [r["round_trips_ms"] for r in ok] or [float("nan")]
             row = {
                 "environment": variables,
                 "allocations": allocations,
@@ -191,6 +223,8 @@ def main() -> int:
                 "context_ms_median": statistics.median(context),
                 "context_ms_max": max(context),
                 "allocations_ms_median": statistics.median(allocs),
+                "round_trips": args.round_trips,
+                "round_trips_ms_median": statistics.median(trips),
                 "all_ok": len(ok) == k,
                 "each": each,
             }
@@ -201,6 +235,7 @@ def main() -> int:
             print(
                 f"{named:<34}{allocations:>6}{k:>4}{row['context_ms_median']:>14.1f}"
                 f"{row['context_ms_max']:>13.1f}{row['allocations_ms_median']:>20.1f}"
+                f"{row['round_trips_ms_median']:>19.1f}"
                 f"  {row['all_ok']}",
                 flush=True,
             )
