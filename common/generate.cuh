@@ -61,15 +61,24 @@ void generate(T* out, std::size_t n, const Input& input, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
+// Adds to *changes, on the stream, how many of data[0, n) differ from the
+// input's values.
+template <class T, class Input>
+void queue_count_changes(const T* data, std::size_t n, const Input& input,
+                         unsigned long long* changes, cudaStream_t stream) {
+  if (n == 0) return;
+  detail::count_changes_kernel<<<detail::kGenerateBlocks, detail::kGenerateThreads, 0, stream>>>(
+      data, n, input, changes);
+  CUDA_CHECK_LAUNCH();
+}
+
 // How many of data[0, n) differ from the input's values (0 when untouched).
 template <class T, class Input>
 std::size_t count_changes(const T* data, std::size_t n, const Input& input, cudaStream_t stream) {
   if (n == 0) return 0;
   DeviceBuffer<unsigned long long> changes(1);
   changes.fill_bytes(0, stream);
-  detail::count_changes_kernel<<<detail::kGenerateBlocks, detail::kGenerateThreads, 0, stream>>>(
-      data, n, input, changes.get());
-  CUDA_CHECK_LAUNCH();
+  queue_count_changes(data, n, input, changes.get(), stream);
   unsigned long long host = 0;
   CUDA_CHECK(cudaMemcpyAsync(&host, changes.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -124,6 +124,7 @@ def checker_args(
     ceiling_gbps: float | None,
     call_timeout: float | None,
     result_fd: int | None,
+    max_timeouts: int | None = None,
 ) -> list[str]:
     args = [str(checker), f"--lab={lab_id}", f"--impl={impl}"]
     args += [f"--runner-prefix={a}" for a in runner.prefix]
@@ -140,6 +141,8 @@ def checker_args(
         args.append(f"--ceiling-gbps={ceiling_gbps}")
     if call_timeout:
         args.append(f"--call-timeout={call_timeout:g}")
+    if max_timeouts:
+        args.append(f"--max-timeouts={max_timeouts}")
     if result_fd is not None:
         args.append(f"--result-fd={result_fd}")
     return args
@@ -158,6 +161,7 @@ def run_checker(
     env: dict[str, str] | None = None,
     ceiling_gbps: float | None = None,
     call_timeout: float | None = None,
+    max_timeouts: int | None = None,
     gpu_expected: bool | None = None,
     log_limit: int = 16 << 20,
     admit: Admit | None = None,
@@ -193,6 +197,7 @@ def run_checker(
             ceiling_gbps=ceiling_gbps,
             call_timeout=call_timeout,
             result_fd=results.fileno(),
+            max_timeouts=max_timeouts,
         )
         if admission is not None:
             args.append(admission.argument)

@@ -35,6 +35,12 @@ SHARED_CALL_NOTE = (
     "(the instructor's batch --shared-call-timeout): one of yours took longer and was "
     "stopped as hung"
 )
+# Hung calls a run that shares the GPU may make before the rest of its tests
+# are not run (the checker's --max-timeouts; 2 otherwise): the first already
+# costs every correctness point, and a spinning kernel takes its time slices
+# from every other run on the GPU. The class's endless loop held a slot 20 s
+# a lab with 2 (10 s calls; tests/gpu_runs/h100/throughput-d07675e-*).
+SHARED_MAX_TIMEOUTS = 1
 SPANS_GPUS_SANITIZER_NOTE = (
     "compute-sanitizer is not run on a lab whose calls span GPUs: its GPUs wait for each other"
 )
@@ -288,6 +294,7 @@ def _grade_lab(
                 perf=timed_here,
                 gtest_filter=UNTIMED_TESTS if later else None,
                 admit=admit,
+                max_timeouts=SHARED_MAX_TIMEOUTS if admit is not None else None,
                 **options,
             )
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from grader.engine.checker_run import parse_stream, run_checker
+from grader.engine.checker_run import checker_args, parse_stream, run_checker
 from grader.engine.gtest_run import parse_gtest_json
 from grader.infra.runner import RunnerSpec
 
@@ -160,3 +160,22 @@ def test_recorded_gtest_reports_still_parse():
     assert program["seed"] == "7" and len(cases) == 4
     _, cases = load("cpu_not_implemented.json")
     assert next(c for c in cases if "n257" in c.name).properties["fail_hint"] == "not_implemented"
+
+
+def test_the_hang_budget_is_passed_only_when_set(tmp_path):
+    def args(**kw):
+        return checker_args(
+            tmp_path / "checker",
+            "07_atomic_finish",
+            RunnerSpec(tmp_path / "runner"),
+            impl="labs",
+            seed=None,
+            gtest_filter=None,
+            ceiling_gbps=None,
+            call_timeout=10.0,
+            result_fd=3,
+            **kw,
+        )
+
+    assert "--max-timeouts=1" in args(max_timeouts=1)
+    assert not any(a.startswith("--max-timeouts") for a in args())

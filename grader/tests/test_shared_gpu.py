@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 from grader import labmeta
-from grader.engine import sanitize, shared_gpu
+from grader.engine import lab_grading, sanitize, shared_gpu
 from grader.engine.lab_grading import blank_result
 from grader.infra.gate import Gate
 from grader.results import BinaryRun, CaseResult
@@ -304,3 +304,21 @@ def test_after_a_sanitizer_run_alone_hung_no_other_tool_goes_alone(monkeypatch):
         "racecheck": SanitizerStatus.FAILED,
         "synccheck": SanitizerStatus.FAILED,
     }
+
+
+def test_a_run_beside_others_ends_at_its_first_hang(monkeypatch):
+    """A run that shares the GPU stops after one hung call (the checker's
+    --max-timeouts 1): its spinning kernel slows every other run's; a GPU of
+    its own, and a run alone, keep the checker's own budget."""
+    seen = []
+
+    def fake_run_checker(checker, lab_id, spec, **kw):
+        seen.append(kw["max_timeouts"])
+        return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
+
+    grade_07(monkeypatch, fake_run_checker, Gate("gpu", run_slots=2))
+    assert seen == [lab_grading.SHARED_MAX_TIMEOUTS, None] and lab_grading.SHARED_MAX_TIMEOUTS == 1
+    seen.clear()
+    seen.append("first")  # no run short of memory: one call
+    grade_07(monkeypatch, fake_run_checker, None)
+    assert seen == ["first", None]

@@ -5,13 +5,18 @@
 //
 // usage: checker-<kind> --lab=ID --runner=PATH [--runner-prefix=ARG]... [--impl=NAME]
 //            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
-//            [--seed=N] [--result-fd=N] [--ceiling-gbps=X] [--admission-fds=READY,GO]
-//            [gtest flags]
+//            [--max-timeouts=N] [--seed=N] [--result-fd=N] [--ceiling-gbps=X]
+//            [--admission-fds=READY,GO] [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
 // runner's path in its command line, in order. The seed is printed first, so
 // any failure can be replayed with --seed=N.
+//
+// --max-timeouts: hung calls (each stopped at --call-timeout) after which the
+// rest is not run; 2 by default. A batch sharing the GPU passes 1: its first
+// hang has already cost the lab every correctness point, and a spinning
+// kernel slows every other run on the GPU while it lasts.
 //
 // --admission-fds: a batch sharing the GPU gives each run one of a few slots
 // (grader/engine/admission.py). The checker makes its context and starts its
@@ -22,6 +27,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +53,7 @@ struct Args {
   double call_timeout = 30.0, ceiling = 0.0;
   bool seeded = false, measure_ceiling = false;
   std::uint64_t seed = 0;
-  int result_fd = -1, ready_fd = -1, go_fd = -1;
+  int result_fd = -1, ready_fd = -1, go_fd = -1, max_timeouts = 2;
   std::size_t output_cap = 8u << 20;
 };
 
@@ -83,6 +89,8 @@ Args parse(int argc, char** argv) {
       fcntl(a.go_fd, F_SETFD, FD_CLOEXEC);
     } else if (take(argv[i], "--call-timeout", &v)) {
       a.call_timeout = std::atof(v.c_str());
+    } else if (take(argv[i], "--max-timeouts", &v)) {
+      a.max_timeouts = std::max(1, std::atoi(v.c_str()));
     } else if (take(argv[i], "--ceiling-gbps", &v)) {
       a.ceiling = std::atof(v.c_str());
     } else if (take(argv[i], "--output-cap", &v)) {
@@ -167,6 +175,7 @@ int main(int argc, char** argv) {
   options.workdir = args.workdir;
   options.user = args.user;
   options.call_timeout_s = args.call_timeout;
+  options.max_timeouts = args.max_timeouts;
   options.output_cap = args.output_cap;
   lab::test::RunnerLink::configure(options);
 

@@ -28,6 +28,14 @@ class GuardedInput {
   }
   T* data() const { return storage_.get() + lead_; }
 
+  // Adds to *changes, queued on the stream, the elements of the input or its
+  // guards that differ from what was generated.
+  void queue_changes(unsigned long long* changes, cudaStream_t stream) const {
+    queue_count_changes(storage_.get(), lead_, before_, changes, stream);
+    queue_count_changes(data(), n_, input_, changes, stream);
+    queue_count_changes(data() + n_, kGuardElements, after_, changes, stream);
+  }
+
   // Elements of the input or its guards that differ from what was generated.
   std::size_t changed(cudaStream_t stream) const {
     return count_changes(storage_.get(), lead_, before_, stream) +
