@@ -80,7 +80,9 @@ def list_gpus() -> tuple[Gpu, ...]:
 # 0.52 s a run against 1.36 alone, 0.55 at 8). On one H200 with 16 cores and
 # 16 workers, 4 slots: 1,033 student-labs an hour, a test run 3.3 s (median);
 # 7 slots: 1,117, a test run 8.3 s (tests/gpu_runs/h200/throughput-*-slots*):
-# more runs at once only slow each, so 4 (less memory for the same rate).
+# more runs at once only slow each, so 4 (less memory for the same rate). With
+# starts outside the slots (admission.py), 2 slots and 3 went alike on an H100
+# (1,782 and 1,875 an hour: tests/gpu_runs/h100/throughput-d07675e-*).
 GPU_RUNS_AT_ONCE = 4
 # A slot must hold the 2^32-element case: its input and the checker's and
 # runner's contexts, about 17 GiB, counted generously.
