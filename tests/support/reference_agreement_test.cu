@@ -4,13 +4,13 @@
 // large cases, or pass a wrong answer. A test of the harness, not of a lab.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdint>
 #include <string>
 
 #include "device_reference.cuh"
 #include "float_inputs.hpp"
 #include "float_sum_inputs.hpp"
+#include "gpu_test_main.hpp"
 #include "int_inputs.hpp"
 
 namespace lab::test {
@@ -69,11 +69,5 @@ TEST(DeviceReference, FixedPointFloatSumMatchesHost) {
 }  // namespace lab::test
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP device references: no usable NVIDIA GPU here\n");
-    return 77;  // meson reports SKIP
-  }
-  return RUN_ALL_TESTS();
+  return lab::test::run_gpu_tests(argc, argv, "device references");
 }

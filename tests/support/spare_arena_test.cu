@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
+#include "gpu_test_main.hpp"
 #include "shared_memory.hpp"
 
 namespace lab::test {
@@ -87,12 +87,4 @@ TEST(SpareArenas, HostArenasAreNeverKept) {
 }  // namespace
 }  // namespace lab::test
 
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP spare arenas: no usable NVIDIA GPU here\n");
-    return 77;  // meson reports SKIP
-  }
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return lab::test::run_gpu_tests(argc, argv, "spare arenas"); }
