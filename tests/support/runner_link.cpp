@@ -341,7 +341,8 @@ void RunnerLink::request(void* raw, int fd, void* raw_reply, double timeout_s) {
     if (left <= 0) {
       reap(true);
       if (++timeouts_ >= options_.max_timeouts)
-        broken_ = "the lab's code hung " + std::to_string(timeouts_) + " times";
+        broken_ = timeouts_ == 1 ? std::string("the lab's code hung")
+                                 : "the lab's code hung " + std::to_string(timeouts_) + " times";
       throw RunnerError("timed_out", "the lab's code did not finish within " +
                                          std::to_string(int(timeout_s)) + " s");
     }
