@@ -83,3 +83,24 @@ def test_gpu_holds_are_measured_over_the_steady_span():
     # Idle now: +16..+20, +22..+23 and +24..+30, 11 of 20 s.
     assert t.gpu_holds(without_long, steady)["idle_share"] == 0.55
     assert t.gpu_holds(HOLDS, None) is None
+
+
+def test_holds_by_kind_sum_each_kind_of_run():
+    t = _throughput()
+    kinds = t.holds_by_kind(HOLDS)
+    assert kinds["tests"] == {
+        "runs": 2,
+        "held_seconds": 44.0,
+        "held_median": 22.0,
+        "started_seconds": 0.4,
+        "waited_seconds": 3.0,
+    }
+    assert kinds["sanitizer memcheck"]["started_seconds"] == 0.5
+    assert kinds["timed alone"] == {
+        "runs": 1,
+        "held_seconds": 2.0,
+        "held_median": 2.0,
+        "started_seconds": 0.0,
+        "waited_seconds": 9.0,
+    }
+    assert kinds["tests alone"]["runs"] == 1

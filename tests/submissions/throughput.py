@@ -33,7 +33,10 @@ Writes OUT/throughput-NAME.json, OUT/throughput-NAME.log and the batch's
 class report as OUT/throughput-NAME-report.html, and prints one
 line: seconds, student-labs per hour, and whether every outcome was right.
 
-usage: throughput.py --analyse LOG   the steady rate and gpu_holds of a kept log"""
+Per kind of run (holds_by_kind): how many, and the seconds they held a slot
+or the GPU, started and waited.
+
+usage: throughput.py --analyse LOG   the steady rate, gpu_holds and holds_by_kind of a kept log"""
 
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -61,7 +65,16 @@ def main() -> int:
     if sys.argv[1:2] == ["--analyse"] and len(sys.argv) == 3:
         log = Path(sys.argv[2]).read_text()
         steady = steady_rate(log)
-        print(json.dumps({"steady": steady, "gpu_holds": gpu_holds(log, steady)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "steady": steady,
+                    "gpu_holds": gpu_holds(log, steady),
+                    "holds_by_kind": holds_by_kind(log),
+                },
+                indent=2,
+            )
+        )
         return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
@@ -143,6 +156,7 @@ def main() -> int:
         "steady": steady,
         "busy_while_steady": busy_between(sampler.samples, steady),
         "gpu_holds": gpu_holds(log_text, steady),
+        "holds_by_kind": holds_by_kind(log_text),
         "samples": sampler.samples,
         "check_problems": problems,
         "log_tail": log_text[-4000:],
@@ -242,6 +256,39 @@ def gpu_holds(log: str, steady: dict | None) -> dict | None:
         "alone_share": round(_covered(alone) / span, 3),
         "idle_share": round(1 - _covered(shared + alone) / span, 3),
     }
+
+
+# The same lines with every figure: "w3 sanitizer racecheck: waited 0.1 s, ran
+# 1.0 s, started 1.1 s" (a run alone has no "started": its start is in "ran").
+_RUN = re.compile(
+    r"^\[trace \+[0-9.]+ s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
+    r"waited ([0-9.]+) s, ran ([0-9.]+) s(?:, started ([0-9.]+) s)?"
+)
+
+
+def holds_by_kind(log: str) -> dict[str, dict]:
+    """Per kind of run (tests, each compute-sanitizer tool, the timed runs
+    alone, a run again alone): how many, the seconds they held a slot or the
+    GPU in all and the median, and the seconds they spent starting and waiting
+    in all. Which kind to make cheaper next."""
+    kinds: dict[str, list[tuple[float, float, float]]] = {}
+    for m in map(_RUN.match, log.splitlines()):
+        if m:
+            name = m.group(1) + (m.group(2) or "")
+            kinds.setdefault(name, []).append(
+                (float(m.group(4)), float(m.group(5) or 0), float(m.group(3)))
+            )
+    out = {}
+    for name, runs in sorted(kinds.items()):
+        ran = [r[0] for r in runs]
+        out[name] = {
+            "runs": len(runs),
+            "held_seconds": round(sum(ran), 1),
+            "held_median": round(statistics.median(ran), 2),
+            "started_seconds": round(sum(r[1] for r in runs), 1),
+            "waited_seconds": round(sum(r[2] for r in runs), 1),
+        }
+    return out
 
 
 def _covered(intervals: list[tuple[float, float]]) -> float:
