@@ -111,7 +111,9 @@ Arena* create_arena(wire::Memory memory, std::size_t bytes, int device, std::uin
 
 void release_arena(Arena* arena) {
   if (arena == nullptr) return;
-  if (arena->memory != wire::Memory::kDevice || arena->bytes > kMaxSpareBytes)
+  // One GPU's memory only: an arena other GPUs reach (lab 12) may still be in
+  // use by their work, which only its unmap waits for (vmm::release).
+  if (arena->memory != wire::Memory::kDevice || arena->bytes > kMaxSpareBytes || arena->access != 0)
     return free_arena(arena);
   // What the checker queued on it ends before anyone else writes there: the
   // synchronisation its unmap would have made.

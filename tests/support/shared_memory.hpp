@@ -28,10 +28,10 @@ struct Arena {
 // Device memory lives on `device` (-1: the current one) and every GPU of the
 // `access` mask (a bit each; its own is always included) may read and write it,
 // in the checker and in the runner alike: access is granted per mapping.
-// A released device arena of up to kMaxSpareBytes is kept as a spare, still
-// mapped here and in the runner, and handed out again by the next
-// create_arena of the same rounded size, device and access (shared_memory.cpp
-// says why).
+// A released device arena of up to kMaxSpareBytes that no other GPU reaches
+// (access 0) is kept as a spare, still mapped here and in the runner, and
+// handed out again by the next create_arena of the same rounded size and
+// device (shared_memory.cpp says why).
 Arena* create_arena(wire::Memory memory, std::size_t bytes, int device = -1,
                     std::uint32_t access = 0);
 void release_arena(Arena* arena);

@@ -1,7 +1,7 @@
 // The checker's spare device arenas (shared_memory.cpp): a released arena is
-// handed out again only where a new one would be the same (its rounded size,
-// device and access), large ones are freed at once, and the spares never hold
-// more than kMaxSpareTotal. A test of the harness, not of a lab.
+// handed out again only where a new one would be the same (its rounded size
+// and device), large ones and those other GPUs reach are freed at once, and
+// the spares never hold more than kMaxSpareTotal. A test of the harness.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +75,14 @@ TEST(SpareArenas, SparesStayUnderTheirCapOldestFreedFirst) {
   EXPECT_LE(spare_bytes(), kMaxSpareTotal);
   EXPECT_FALSE(live(ids.front())) << "the oldest spare is freed first";
   EXPECT_TRUE(live(ids.back())) << "the newest spare is kept";
+}
+
+TEST(SpareArenas, ArenasOtherGpusReachAreNeverKept) {
+  // Lab 12's: other GPUs' work on it ends only with its unmap.
+  Arena* shared = create_arena(wire::Memory::kDevice, 4096, 0, 1u);
+  const std::uint32_t id = shared->id;
+  release_arena(shared);
+  EXPECT_FALSE(live(id));
 }
 
 TEST(SpareArenas, HostArenasAreNeverKept) {
