@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "cuda_check.cuh"
-#include "device_buffer.cuh"
 
 namespace lab {
 
@@ -70,19 +69,6 @@ void queue_count_changes(const T* data, std::size_t n, const Input& input,
   detail::count_changes_kernel<<<detail::kGenerateBlocks, detail::kGenerateThreads, 0, stream>>>(
       data, n, input, changes);
   CUDA_CHECK_LAUNCH();
-}
-
-// How many of data[0, n) differ from the input's values (0 when untouched).
-template <class T, class Input>
-std::size_t count_changes(const T* data, std::size_t n, const Input& input, cudaStream_t stream) {
-  if (n == 0) return 0;
-  DeviceBuffer<unsigned long long> changes(1);
-  changes.fill_bytes(0, stream);
-  queue_count_changes(data, n, input, changes.get(), stream);
-  unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, changes.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<std::size_t>(host);
 }
 
 }  // namespace lab

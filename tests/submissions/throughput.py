@@ -229,10 +229,12 @@ def steady_rate(log: str) -> dict | None:
 
 
 # "w3 tests: waited 1.2 s, ran 2.1 s, started 0.4 s", "w6-timed timed alone: ...":
-# what a run held (from when it got it: a slot, or the GPU alone) and for how long.
+# what a run held (from when it got it: a slot, or the GPU alone), for how long,
+# and how long it waited and started (a run alone has no "started": its start
+# is in "ran").
 _HOLD = re.compile(
     r"^\[trace \+([0-9.]+) s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
-    r"waited [0-9.]+ s, ran ([0-9.]+) s"
+    r"waited ([0-9.]+) s, ran ([0-9.]+) s(?:, started ([0-9.]+) s)?"
 )
 
 
@@ -246,7 +248,7 @@ def gpu_holds(log: str, steady: dict | None) -> dict | None:
     shared, alone = [], []
     for m in map(_HOLD.match, log.splitlines()):
         if m:
-            end, ran = float(m.group(1)), float(m.group(4))
+            end, ran = float(m.group(1)), float(m.group(5))
             (alone if m.group(3) else shared).append((max(lo, end - ran), min(hi, end)))
     shared = [(a, b) for a, b in shared if b > a]
     alone = [(a, b) for a, b in alone if b > a]
@@ -258,25 +260,17 @@ def gpu_holds(log: str, steady: dict | None) -> dict | None:
     }
 
 
-# The same lines with every figure: "w3 sanitizer racecheck: waited 0.1 s, ran
-# 1.0 s, started 1.1 s" (a run alone has no "started": its start is in "ran").
-_RUN = re.compile(
-    r"^\[trace \+[0-9.]+ s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
-    r"waited ([0-9.]+) s, ran ([0-9.]+) s(?:, started ([0-9.]+) s)?"
-)
-
-
 def holds_by_kind(log: str) -> dict[str, dict]:
     """Per kind of run (tests, each compute-sanitizer tool, the timed runs
     alone, a run again alone): how many, the seconds they held a slot or the
     GPU in all and the median, and the seconds they spent starting and waiting
     in all. Which kind to make cheaper next."""
     kinds: dict[str, list[tuple[float, float, float]]] = {}
-    for m in map(_RUN.match, log.splitlines()):
+    for m in map(_HOLD.match, log.splitlines()):
         if m:
-            name = m.group(1) + (m.group(2) or "")
+            name = m.group(2) + (m.group(3) or "")
             kinds.setdefault(name, []).append(
-                (float(m.group(4)), float(m.group(5) or 0), float(m.group(3)))
+                (float(m.group(5)), float(m.group(6) or 0), float(m.group(4)))
             )
     out = {}
     for name, runs in sorted(kinds.items()):

@@ -36,13 +36,6 @@ class GuardedInput {
     queue_count_changes(data() + n_, kGuardElements, after_, changes, stream);
   }
 
-  // Elements of the input or its guards that differ from what was generated.
-  std::size_t changed(cudaStream_t stream) const {
-    return count_changes(storage_.get(), lead_, before_, stream) +
-           count_changes(data(), n_, input_, stream) +
-           count_changes(data() + n_, kGuardElements, after_, stream);
-  }
-
  private:
   Input input_;
   std::size_t n_;

@@ -31,10 +31,10 @@ std::uint32_t g_next_id = 1;
 // bands, its output, its workspace), nearly all of them one 2 MiB granule: a
 // small case took 4 ms alone whatever its size, 2 ms with spares (an H100,
 // tests/gpu_runs/h100/gpu-spread-study-{d059eaf,2ff7f92}-*.json, the cases'
-// times). A spare shows the runner nothing it
-// could not see before: what the checker wrote there for an earlier case,
-// which the next owner overwrites (inputs generated, outputs poisoned,
-// workspaces zeroed) before any call.
+// times). A spare shows the runner nothing it could not see before: what the
+// checker wrote there for an earlier case, which the next owner overwrites
+// (inputs generated, outputs poisoned, workspaces zeroed) before any call.
+// Only arenas no other GPU reaches (access 0) are kept: see release_arena.
 struct Spare {
   Arena* arena;
   int ordinal;  // the GPU it lives on: an arena made for "the current one" keeps its own
@@ -58,13 +58,12 @@ void free_arena(Arena* arena) {
             all.end());
 }
 
-Arena* take_spare(std::size_t bytes, int device, std::uint32_t access) {
+Arena* take_spare(std::size_t bytes, int device) {
   auto& kept = spares();
   const int ordinal = device_ordinal(device);
   for (auto it = kept.begin(); it != kept.end(); ++it) {
     Arena* a = it->arena;
-    if (a->bytes != bytes || a->device != device || a->access != access || it->ordinal != ordinal)
-      continue;
+    if (a->bytes != bytes || a->device != device || it->ordinal != ordinal) continue;
     kept.erase(it);
     g_spare_bytes -= a->bytes;
     return a;
@@ -90,9 +89,9 @@ void* host_allocate(std::size_t bytes, int* fd) {
 }  // namespace
 
 Arena* create_arena(wire::Memory memory, std::size_t bytes, int device, std::uint32_t access) {
-  if (memory == wire::Memory::kDevice && !spares().empty()) {
+  if (memory == wire::Memory::kDevice && access == 0 && !spares().empty()) {
     const std::size_t rounded = device_rounded(std::max<std::size_t>(bytes, 1), device);
-    if (Arena* spare = take_spare(rounded, device, access)) return spare;
+    if (Arena* spare = take_spare(rounded, device)) return spare;
   }
   auto arena = std::make_unique<Arena>();
   arena->id = g_next_id++;
