@@ -18,6 +18,12 @@ bool cuda_device_available(std::string* why) {
   return true;
 }
 
+bool make_context() {
+  const bool made = cudaFree(nullptr) == cudaSuccess;
+  cudaGetLastError();  // the next call meets the failure again and reports it
+  return made;
+}
+
 DeviceInfo query_device(int ordinal) {
   DeviceInfo info;
   info.ordinal = ordinal;

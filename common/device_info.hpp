@@ -29,6 +29,11 @@ struct DeviceInfo {
 // True when a CUDA device can be used; otherwise `why` says in one line why not.
 bool cuda_device_available(std::string* why);
 
+// Makes the current device's context now, where a process would otherwise
+// make it in its first CUDA call. Never throws: a failure is left for that
+// call to meet and report (false here).
+bool make_context();
+
 // Throws lab::CudaError when there is no usable device.
 DeviceInfo query_device(int ordinal = 0);
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..engine import lab_grading, submissions
-from ..engine.shared_gpu import timed_hold
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.gate import Gate, held
@@ -352,22 +351,11 @@ class Worker:
         return r
 
     def _run_timed(self, parts: list[TimedPart], result: StudentResult, cell) -> None:
-        """The student's held-back timed tests: the GPU labs' alone on this GPU,
-        lab 01's alone on the machine; each lab's result replaced by the full one."""
-        on_gpu = [t for t in parts if t.lab.needs_gpu]
-        on_cpu = [t for t in parts if not t.lab.needs_gpu]
-        for group, gates in (
-            (on_gpu, lambda: (held(self.machine), timed_hold(self.group.gate, True, "timed"))),
-            (on_cpu, lambda: (held(self.machine, True), held(None))),
-        ):
-            if not group:
-                continue
-            outer, inner = gates()
-            with outer, inner:
-                for part in group:
-                    full = part.run(cell)
-                    full.reference_fraction = self.reference_fraction.get(part.lab.id)
-                    result.labs = [full if r.lab == part.lab.id else r for r in result.labs]
+        """The student's held-back timed tests (timed_stage.run_parts); each
+        lab's result replaced by the full one."""
+        for part, full in timed_stage.run_parts(parts, cell, self.group.gate, self.machine):
+            full.reference_fraction = self.reference_fraction.get(part.lab.id)
+            result.labs = [full if r.lab == part.lab.id else r for r in result.labs]
 
     def close(self) -> None:
         if self.sandbox is not None:

@@ -13,7 +13,11 @@ The next student's build writes the runner programs again, so each part runs a
 copy of its runner kept beside it (same folder: same libraries found), removed
 after. The checker is built from the harness alone and is never rebuilt by a
 student's build. A sandboxed batch keeps its timed parts in the worker's thread:
-they run in the student's cell, which ends with the student."""
+they run in the student's cell, which ends with the student.
+
+A student's GPU parts start at once and then take the GPU alone one after
+another (run_in_turn; gate.Gate.timed_turn says why), each in a Contained of
+its own; in a sandbox cell they run one after another with the GPU held."""
 
 from __future__ import annotations
 
@@ -21,9 +25,14 @@ import dataclasses
 import itertools
 import shutil
 import threading
+import time
 from collections.abc import Callable
 
 from ..engine.lab_grading import TimedPart
+from ..engine.shared_gpu import timed_hold
+from ..infra.gate import Gate, held
+from ..infra.trace import trace
+from ..results import LabResult
 
 _copies = itertools.count()
 
@@ -68,3 +77,67 @@ class TimedStage:
     def wait(self) -> None:
         while self._threads:
             self._threads.pop(0).join()
+
+
+def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult]:
+    """`parts` (one student's GPU labs, each in a Contained of its own) started
+    at once, each then timed with the GPU alone, one after another
+    (gate.Gate.timed_turn says why). Returns their results in order."""
+    results: list[LabResult | None] = [None] * len(parts)
+    errors: list[BaseException] = []
+    with gate.timed_turn(len(parts)) as turn:
+
+        def run(i: int) -> None:
+            try:
+                results[i] = parts[i].run(None, admit=turn.admit(i))
+            except BaseException as e:  # re-raised in the worker's thread
+                errors.append(e)
+            finally:
+                turn.settle(i)  # ended: nothing of it starts later
+
+        threads = [
+            threading.Thread(target=run, args=(i,), name=f"{name}-part{i}")
+            for i in range(len(parts))
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        end = time.monotonic()
+    up = turn.up if turn.up is not None else end
+    got = turn.got if turn.got is not None else end
+    # As timed_hold's lines (throughput.py reads them): waited for the turn and
+    # then for the GPU alone; started: the parts' start, before it; ran: alone.
+    trace(
+        f"{name} timed alone: waited {turn.passed - turn.asked + got - up:.1f} s, "
+        f"ran {end - got:.1f} s, started {up - turn.passed:.1f} s"
+    )
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
+
+
+def run_parts(
+    parts: list[TimedPart], cell, gate: Gate | None, machine: Gate | None
+) -> list[tuple[TimedPart, LabResult]]:
+    """A student's held-back timed parts, each with its full result: the GPU
+    labs' alone on their GPU (started at once, run_in_turn, where each has a
+    Contained of its own: no sandbox cell), lab 01's alone on the machine."""
+    on_gpu = [t for t in parts if t.lab.needs_gpu]
+    on_cpu = [t for t in parts if not t.lab.needs_gpu]
+    done: list[tuple[TimedPart, LabResult]] = []
+    if on_gpu and cell is None and gate is not None:
+        with held(machine):
+            fulls = run_in_turn(gate, on_gpu, threading.current_thread().name)
+        done += zip(on_gpu, fulls)
+        on_gpu = []
+    for group, gates in (
+        (on_gpu, lambda: (held(machine), timed_hold(gate, True, "timed"))),
+        (on_cpu, lambda: (held(machine, True), held(None))),
+    ):
+        if not group:
+            continue
+        outer, inner = gates()
+        with outer, inner:
+            done += [(part, part.run(cell)) for part in group]
+    return done

@@ -140,9 +140,11 @@ class TimedPart:
     runner: Path
     kw: CheckerOptions  # run_checker's options: impl, timeout, seed, env, ceiling ...
 
-    def run(self, isolation=None) -> LabResult:
+    def run(self, isolation=None, admit: Admit | None = None) -> LabResult:
         """Runs the timed tests and scores the lab on every test; `isolation` as
-        for grade_lab (a sandbox cell, or a fresh Contained when None)."""
+        for grade_lab (a sandbox cell, or a fresh Contained when None); `admit`
+        as for run_checker (gate.TimedTurn.admit: the GPU alone once the
+        processes are up), or None where the GPU is already held."""
         own = isolation is None
         iso = isolation_mod.contained() if own else isolation
         started = time.monotonic()
@@ -153,6 +155,7 @@ class TimedPart:
                 iso.runner(self.runner),
                 gtest_filter=TIMED_TESTS,
                 perf=True,
+                admit=admit,
                 **self.kw,
             )
         finally:

@@ -42,6 +42,18 @@ once its start or its time in a slot passes STALL_SECONDS, never for its wait
 for a slot: a lab whose program hangs as it starts (before the checker's first
 test) holds up a drain no longer than one that hangs in a test.
 
+A worker's timed parts (one student's labs) start their processes before
+they have the GPU alone (timed_turn, then TimedTurn.admit): the parts start at
+once, while the shared runs in flight drain, and then hold the GPU alone one
+after another. Started one after another with the GPU held, a run's start
+(about 0.45 s: contexts, runner, sandbox) was half of the GPU's time alone,
+and that was 27% of all of it (tests/gpu_runs/h100/throughput-d0a671f-*:
+a student's three timed parts held it a median 2.35 s). One turn at a time,
+from its start to its end: a runner runs the lab's code, which may launch
+kernels of its own while it waits, so no other student's process may be up
+while a timed run holds the GPU. A student's own parts may: they can only
+slow each other.
+
 Order, to rule out deadlock: the machine gate first, then a GPU's; on a GPU,
 the gate's shared side first, then a slot.
 """
@@ -63,6 +75,10 @@ STALL_SECONDS = 20.0
 # 33 s, so drains came every half minute, most of them behind a hung run: 997
 # student-labs an hour (tests/gpu_runs/h200/throughput-cbe0d74-j16-x4-cut.log).
 DRAIN_AFTER_SECONDS = 90.0
+
+# How long a timed turn waits for its parts to be up before it takes the GPU
+# alone without the late ones (Gate._upgrade): 40 times a start under load.
+START_SECONDS = 20.0
 
 # compute-sanitizer talks to its target through a socket named after the
 # target's PID (isolation.py), and runners in PID namespaces of their own have
@@ -121,6 +137,7 @@ class Gate:
         self._slots = threading.BoundedSemaphore(run_slots) if run_slots else None
         self._cond = threading.Condition()
         self._exclusive = False
+        self._turn: TimedTurn | None = None  # the timed turn whose processes are up
         self.waited_seconds = 0.0
 
     @contextlib.contextmanager
@@ -193,7 +210,7 @@ class Gate:
             self._waiting_since.append(started)
             self._cond.notify_all()  # shared runs waiting may now see a drain due
             try:
-                while self._exclusive or self._started:
+                while self._exclusive or self._started or self._turn is not None:
                     self._cond.wait()
             finally:
                 self._waiting_since.remove(started)
@@ -205,6 +222,97 @@ class Gate:
             with self._cond:
                 self._exclusive = False
                 self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def timed_turn(self, parts: int):
+        """A timed run of `parts` processes, each of which takes the GPU alone
+        through the yielded TimedTurn's admit(i) once it is up. The turn comes
+        when no run holds the GPU alone and no other turn is up, and either a
+        drain is due (the processes start while the shared runs in flight end)
+        or the GPU is quiet. It ends, and leaves the GPU, when the block does:
+        after every part's processes have ended."""
+        asked = time.monotonic()
+        with self._cond:
+            self._waiting_since.append(asked)
+            self._cond.notify_all()  # shared runs waiting may now see a drain due
+            try:
+                while (
+                    self._exclusive
+                    or self._turn is not None
+                    or (self._started and not self._drain_due())
+                ):
+                    # Woken by a change, or often enough to see drain_after pass.
+                    self._cond.wait(timeout=1.0)
+            except BaseException:
+                self._waiting_since.remove(asked)
+                raise
+            turn = self._turn = TimedTurn(self, parts, asked)
+        try:
+            yield turn
+        finally:
+            with self._cond:
+                self._turn = None
+                if turn.got is not None:
+                    self._exclusive = False
+                else:
+                    self._waiting_since.remove(asked)
+                self._cond.notify_all()
+
+    def _upgrade(self, turn: TimedTurn) -> None:
+        """`turn` takes the GPU alone, once its parts are up (or START_SECONDS
+        after its start: a part that hangs as it starts can only slow its own
+        student's other parts) and no shared run is left. (lock held)"""
+        deadline = turn.passed + START_SECONDS
+        while len(turn.settled) < turn.parts and time.monotonic() < deadline:
+            self._cond.wait(timeout=deadline - time.monotonic())
+        if turn.up is None:
+            turn.up = time.monotonic()
+        while turn.got is None:
+            if not (self._exclusive or self._started):
+                self._exclusive = True
+                turn.got = time.monotonic()
+                self._waiting_since.remove(turn.asked)
+                self.waited_seconds += turn.got - turn.asked
+                self._cond.notify_all()
+            else:
+                self._cond.wait()
+
+
+class TimedTurn:
+    """One student's timed parts at a gate (Gate.timed_turn): part i's
+    processes start with admit(i) as their admission (admission.py), which
+    returns once the turn holds the GPU alone and no other part of it runs.
+    asked, passed, up, got: when the turn was asked for, given, when its parts
+    were up, and when it got the GPU alone (for the batch's trace)."""
+
+    def __init__(self, gate: Gate, parts: int, asked: float) -> None:
+        self._gate = gate
+        self.parts = parts
+        self.settled: set[int] = set()  # the parts that are up, or ended before
+        self.asked = asked
+        self.passed = time.monotonic()
+        self.up: float | None = None
+        self.got: float | None = None
+        self._one = threading.Lock()  # one part on the GPU at a time
+
+    def settle(self, part: int) -> None:
+        """Part `part` is up, or its run ended (up or not): nothing of it starts later."""
+        with self._gate._cond:
+            self.settled.add(part)
+            self._gate._cond.notify_all()
+
+    def admit(self, part: int):
+        """run_checker's `admit` for part `part`."""
+
+        @contextlib.contextmanager
+        def alone():
+            self.settle(part)
+            with self._gate._cond:
+                self._gate._upgrade(self)
+            with self._one:
+                yield
+
+        return alone
 
 
 class Ticket:

@@ -7,6 +7,7 @@ import time
 
 from grader import labmeta
 from grader.engine import lab_grading
+from grader.infra import gate as gate_mod
 from grader.infra.gate import Gate, held
 from grader.results import BinaryRun, CaseResult
 
@@ -457,3 +458,136 @@ def test_a_run_stalls_in_its_start_or_its_slot_never_in_its_wait_for_one():
         w.join(10)
     h.join(10)
     assert not gate._started
+
+
+class _FakePart:
+    """A timed part whose 'processes' start (up_after seconds, or never: they
+    end first when dies), then wait for the turn's admission as a checker does,
+    and note what ran when."""
+
+    def __init__(self, name: str, log: list, up_after: float = 0.02, dies: bool = False):
+        self.name, self.log, self.up_after, self.dies = name, log, up_after, dies
+
+    def run(self, turn, i: int) -> None:
+        try:
+            time.sleep(self.up_after)
+            self.log.append(f"{self.name} up" if not self.dies else f"{self.name} died")
+            if self.dies:
+                return
+            with turn.admit(i)():
+                self.log.append(f"{self.name} timed")
+                time.sleep(0.02)
+                self.log.append(f"{self.name} done")
+        finally:
+            turn.settle(i)
+
+
+def _turn(gate: Gate, parts: list[_FakePart], log: list, name: str) -> threading.Thread:
+    def go():
+        with gate.timed_turn(len(parts)) as turn:
+            log.append(f"{name} turn")
+            ts = [threading.Thread(target=p.run, args=(turn, i)) for i, p in enumerate(parts)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join(10)
+        log.append(f"{name} out")
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t
+
+
+def test_a_timed_turn_starts_its_parts_while_a_drain_runs_and_times_them_alone():
+    """The parts start beside the shared run in flight (its start is then no
+    time alone), are timed only once it has ended, and one at a time."""
+    gate = Gate("gpu", drain_at=1)
+    log: list[str] = []
+    in_flight, release = threading.Event(), threading.Event()
+
+    def shared():
+        with gate.shared():
+            in_flight.set()
+            release.wait(10)
+            log.append("shared out")
+
+    s = threading.Thread(target=shared)
+    s.start()
+    in_flight.wait(10)
+    t = _turn(gate, [_FakePart("a", log), _FakePart("b", log)], log, "alice")
+    deadline = time.monotonic() + 5
+    while log.count("a up") + log.count("b up") < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert sorted(log) == ["a up", "alice turn", "b up"]  # up beside the shared run
+    with_gate = []
+
+    def late_shared():
+        with gate.shared():
+            with_gate.append(list(log))
+
+    late = threading.Thread(target=late_shared)
+    late.start()
+    time.sleep(0.05)
+    assert not with_gate  # the drain holds new shared runs back
+    release.set()
+    for th in (s, t, late):
+        th.join(10)
+    timed = [e for e in log if e.endswith(("timed", "done"))]
+    assert log.index("shared out") < log.index(timed[0])
+    assert timed in (
+        ["a timed", "a done", "b timed", "b done"],
+        ["b timed", "b done", "a timed", "a done"],
+    )
+    assert with_gate and "alice out" in with_gate[0]  # after the turn, not during it
+    assert gate._turn is None and not gate._exclusive and not gate._waiting
+
+
+def test_two_students_turns_never_have_processes_up_at_once():
+    """A runner may launch kernels while it waits: no other student's process
+    is up while a turn holds the GPU alone."""
+    gate = Gate("gpu")
+    log: list[str] = []
+    a = _turn(gate, [_FakePart("a1", log), _FakePart("a2", log)], log, "alice")
+    b = _turn(gate, [_FakePart("b1", log), _FakePart("b2", log)], log, "bob")
+    for t in (a, b):
+        t.join(10)
+    first, second = (
+        ("alice", "bob") if log.index("alice turn") < log.index("bob turn") else ("bob", "alice")
+    )
+    assert log.index(f"{first} out") < log.index(f"{second} turn")
+
+
+def test_a_part_that_dies_as_it_starts_does_not_hold_the_turn():
+    gate = Gate("gpu")
+    log: list[str] = []
+    t = _turn(gate, [_FakePart("a", log, dies=True), _FakePart("b", log)], log, "alice")
+    t.join(5)
+    assert not t.is_alive()
+    assert "b done" in log and "a timed" not in log
+
+
+def test_a_part_that_hangs_as_it_starts_delays_its_turn_at_most_start_seconds(monkeypatch):
+    monkeypatch.setattr(gate_mod, "START_SECONDS", 0.2)
+    gate = Gate("gpu")
+    log: list[str] = []
+    started = time.monotonic()
+    t = _turn(gate, [_FakePart("slow", log, up_after=1.0), _FakePart("b", log)], log, "alice")
+    deadline = time.monotonic() + 5
+    while "b done" not in log and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert 0.15 < time.monotonic() - started < 0.9  # b did not wait for the slow start
+    assert "slow up" not in log
+    t.join(5)
+    assert log[-1] == "alice out" and "slow done" in log  # the turn ends with its last part
+
+
+def test_a_run_alone_waits_for_a_turn_whose_processes_are_up():
+    gate = Gate("gpu")
+    log: list[str] = []
+    t = _turn(gate, [_FakePart("a", log, up_after=0.2)], log, "alice")
+    while "alice turn" not in log:
+        time.sleep(0.001)
+    with gate.exclusive():
+        log.append("alone")
+    t.join(5)
+    assert log.index("alice out") < log.index("alone")

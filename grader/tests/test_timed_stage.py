@@ -123,3 +123,55 @@ def test_with_depth_two_the_worker_goes_on_past_one_waiting_student():
     assert time.monotonic() - started < 1
     release.set()
     stage.wait()
+
+
+class _StartingPart:
+    """A TimedPart's stand-in: run() starts (sleeps), is admitted, 'times'."""
+
+    def __init__(self, name: str, log: list, fail: bool = False):
+        self.name, self.log, self.fail = name, log, fail
+
+    def run(self, isolation, admit):
+        assert isolation is None  # each part in a Contained of its own
+        time.sleep(0.05)
+        self.log.append(f"{self.name} up")
+        if self.fail:
+            raise RuntimeError("the checker could not start")
+        with admit():
+            self.log.append(f"{self.name} timed")
+        return self.name
+
+
+def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypatch):
+    from grader.infra.gate import Gate
+    from tests.submissions import throughput
+
+    lines: list[str] = []
+    monkeypatch.setattr(timed_stage, "trace", lines.append)
+    log: list[str] = []
+    parts = [_StartingPart(n, log) for n in ("a", "b", "c")]
+    started = time.monotonic()
+    got = timed_stage.run_in_turn(Gate("gpu"), parts, "w3-timed")  # type: ignore[arg-type]
+    assert got == ["a", "b", "c"]  # in the parts' order
+    assert time.monotonic() - started < 0.14  # three starts of 0.05 s at once
+    assert [e for e in log if e.endswith("up")] == log[:3]  # all up before any is timed
+    (line,) = lines
+    m = throughput._HOLD.match(f"[trace +1.0 s] {line}")
+    assert m and m.group(2) == "timed" and m.group(3) == " alone" and m.group(6) is not None
+
+
+def test_a_part_that_cannot_start_fails_the_turn_after_the_others_ended(monkeypatch):
+    from grader.infra.gate import Gate
+
+    monkeypatch.setattr(timed_stage, "trace", lambda line: None)
+    log: list[str] = []
+    gate = Gate("gpu")
+    parts = [_StartingPart("a", log), _StartingPart("b", log, fail=True)]
+    try:
+        timed_stage.run_in_turn(gate, parts, "w3-timed")  # type: ignore[arg-type]
+    except RuntimeError as e:
+        assert "could not start" in str(e)
+    else:
+        raise AssertionError("the error was lost")
+    assert "a timed" in log
+    assert gate._turn is None and not gate._exclusive and not gate._waiting

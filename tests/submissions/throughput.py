@@ -230,8 +230,9 @@ def steady_rate(log: str) -> dict | None:
 
 # "w3 tests: waited 1.2 s, ran 2.1 s, started 0.4 s", "w6-timed timed alone: ...":
 # what a run held (from when it got it: a slot, or the GPU alone), for how long,
-# and how long it waited and started (a run alone has no "started": its start
-# is in "ran").
+# and how long it waited and started (a student's timed parts start before they
+# hold the GPU alone, gate.Gate.timed_turn; a run again alone has no "started":
+# its start is in "ran").
 _HOLD = re.compile(
     r"^\[trace \+([0-9.]+) s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
     r"waited ([0-9.]+) s, ran ([0-9.]+) s(?:, started ([0-9.]+) s)?"

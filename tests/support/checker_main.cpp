@@ -107,6 +107,10 @@ Args parse(int argc, char** argv) {
 
 // Up (context made, runner started): say so, and wait for the GPU slot.
 void wait_for_admission(int ready_fd, int go_fd) {
+#if LAB_NEEDS_GPU
+  // Else the first test makes it, inside the slot (or the GPU held alone).
+  lab::make_context();
+#endif
   lab::test::RunnerLink::get().warm_up();
   char byte = 'r';
   ssize_t n;
