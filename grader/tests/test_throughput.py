@@ -104,3 +104,8 @@ def test_holds_by_kind_sum_each_kind_of_run():
         "waited_seconds": 9.0,
     }
     assert kinds["tests alone"]["runs"] == 1
+    # A run that ends after the interrupt was killed: no figure of it counts.
+    cut = t.holds_by_kind(
+        HOLDS.replace("[trace +31.0 s] w1", "[trace +30.5 s] interrupted\n[trace +31.0 s] w1")
+    )
+    assert cut["tests"]["runs"] == 1 and cut["tests"]["held_seconds"] == 4.0

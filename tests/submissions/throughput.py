@@ -204,14 +204,19 @@ _TRACE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: (\w+) ")
 _INTERRUPTED = re.compile(r"^\[trace \+([0-9.]+) s\] interrupted$")
 
 
+def _interrupted_at(log: str) -> float:
+    """When the batch was interrupted (its trace line), or infinity."""
+    return min(
+        (float(m.group(1)) for m in map(_INTERRUPTED.match, log.splitlines()) if m),
+        default=float("inf"),
+    )
+
+
 def steady_rate(log: str) -> dict | None:
     """Student-labs an hour between the first lab graded and the last before
     the batch was interrupted (GRADER_TRACE lines): the labs that end after
     the interrupt were killed, not graded."""
-    stop = min(
-        (float(m.group(1)) for m in map(_INTERRUPTED.match, log.splitlines()) if m),
-        default=float("inf"),
-    )
+    stop = _interrupted_at(log)
     times = [
         t for m in map(_TRACE.match, log.splitlines()) if m and (t := float(m.group(1))) < stop
     ]
@@ -265,10 +270,12 @@ def holds_by_kind(log: str) -> dict[str, dict]:
     """Per kind of run (tests, each compute-sanitizer tool, the timed runs
     alone, a run again alone): how many, the seconds they held a slot or the
     GPU in all and the median, and the seconds they spent starting and waiting
-    in all. Which kind to make cheaper next."""
+    in all. Which kind to make cheaper next. Runs that end after the batch
+    was interrupted are left out: they were killed."""
+    stop = _interrupted_at(log)
     kinds: dict[str, list[tuple[float, float, float]]] = {}
     for m in map(_HOLD.match, log.splitlines()):
-        if m:
+        if m and float(m.group(1)) < stop:
             name = m.group(2) + (m.group(3) or "")
             kinds.setdefault(name, []).append(
                 (float(m.group(5)), float(m.group(6) or 0), float(m.group(4)))
