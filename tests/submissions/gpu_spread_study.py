@@ -58,7 +58,12 @@ class Row:
 
 def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
     iso = runner_isolation(row.wrap)  # plain: is the wrapping's cost what is shared?
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu, "LAB_GPU_WAIT": "block", **dict(row.variables)}
+    env = {
+        **os.environ,
+        "CUDA_VISIBLE_DEVICES": gpu,
+        "LAB_GPU_WAIT": "block",
+        **dict(row.variables),
+    }
     try:
         started = time.monotonic()
         run = run_checker(
