@@ -29,9 +29,8 @@ import time
 from collections.abc import Callable
 
 from ..engine.lab_grading import TimedPart
-from ..engine.shared_gpu import timed_hold
+from ..engine.shared_gpu import timed_hold, trace_hold
 from ..infra.gate import Gate, held
-from ..infra.trace import trace
 from ..results import LabResult
 
 _copies = itertools.count()
@@ -106,12 +105,7 @@ def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult
         end = time.monotonic()
     up = turn.up if turn.up is not None else end
     got = turn.got if turn.got is not None else end
-    # As timed_hold's lines (throughput.py reads them): waited for the turn and
-    # then for the GPU alone; started: the parts' start, before it; ran: alone.
-    trace(
-        f"{name} timed alone: waited {turn.passed - turn.asked + got - up:.1f} s, "
-        f"ran {end - got:.1f} s, started {up - turn.passed:.1f} s"
-    )
+    trace_hold(name, "timed alone", turn.asked, turn.passed, up, got, end)
     if errors:
         raise errors[0]
     return [r for r in results if r is not None]

@@ -131,13 +131,20 @@ def timed_hold(gate: Gate | None, alone: bool, what: str) -> Iterator[Admit | No
             end = time.monotonic()
             got = ticket.slot_got if ticket.slot_got is not None else end
             ready = ticket.slot_asked if ticket.slot_asked is not None else end
-            # waited: for the gate and then a slot; ran: in the slot; started:
-            # the processes' start, before the slot.
-            trace(
-                f"{threading.current_thread().name} {what}: "
-                f"waited {passed - asked + got - ready:.1f} s, ran {end - got:.1f} s, "
-                f"started {ready - passed:.1f} s"
-            )
+            trace_hold(threading.current_thread().name, what, asked, passed, ready, got, end)
+
+
+def trace_hold(
+    who: str, what: str, asked: float, passed: float, ready: float, got: float, end: float
+) -> None:
+    """A run's trace line (throughput.py reads it): it asked for the gate at
+    `asked` and passed at `passed`; its processes were up at `ready`; it got its
+    slot (or the GPU alone) at `got` and left it at `end`. waited: for the gate
+    and then the slot; started: the processes' start between; ran: holding it."""
+    trace(
+        f"{who} {what}: waited {passed - asked + got - ready:.1f} s, "
+        f"ran {end - got:.1f} s, started {ready - passed:.1f} s"
+    )
 
 
 def checker_sharing(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader import labmeta
 from grader.commands import batch_worker, timed_stage
+from grader.engine import shared_gpu
 from grader.engine.lab_grading import TimedPart
 from grader.results import StudentResult
 
@@ -147,7 +148,7 @@ def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypa
     from tests.submissions import throughput
 
     lines: list[str] = []
-    monkeypatch.setattr(timed_stage, "trace", lines.append)
+    monkeypatch.setattr(shared_gpu, "trace", lines.append)
     log: list[str] = []
     parts = [_StartingPart(n, log) for n in ("a", "b", "c")]
     started = time.monotonic()
@@ -163,7 +164,7 @@ def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypa
 def test_a_part_that_cannot_start_fails_the_turn_after_the_others_ended(monkeypatch):
     from grader.infra.gate import Gate
 
-    monkeypatch.setattr(timed_stage, "trace", lambda line: None)
+    monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
     log: list[str] = []
     gate = Gate("gpu")
     parts = [_StartingPart("a", log), _StartingPart("b", log, fail=True)]
