@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import labmeta
-from ..engine import lab_grading, submissions
+from ..engine import lab_grading, scoring, submissions
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.gate import Gate, held
@@ -199,6 +199,9 @@ class Worker:
                     + (f", {r.fraction:.3f} of the copy ceiling" if r.fraction else "")
                     + ")"
                 )
+                short = scoring.reference_short(r) if self.config.perf else None
+                if short:
+                    progress(f"[batch] WARNING preflight {lab.id}: {short}")
         finally:
             if cell is not None:
                 cell.cleanup()

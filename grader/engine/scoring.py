@@ -169,3 +169,22 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
         )
         return 0.0
     return performance_points(lab, r.fraction)
+
+
+def reference_short(r: LabResult) -> str | None:
+    """Why the reference's own timed run fell short of its performance points
+    here, or None. Not a stop, as a failed correctness test is: one timed run
+    moves by some percent between calls, and lab 01's CPU sum measured 0.341
+    of its copy with nothing else running, where it measures 0.74-0.86
+    (tests/gpu_runs/h100/gpucheck-labs-0bbf56a.json.gz): the instructor is
+    told that students' performance points on this machine are suspect."""
+    if not r.max_performance or r.points_performance >= r.max_performance:
+        return None
+    fraction = f"{r.fraction:.3f}" if r.fraction is not None else "no figure"
+    return (
+        f"the reference solution earns {r.points_performance:g} of its "
+        f"{r.max_performance} performance points on this machine ({fraction} of the copy "
+        f"ceiling, threshold {r.threshold:.3f}): a busy or slow machine, whose students "
+        "would lose points that are not theirs to lose; grade on a quiet machine, or "
+        "read their performance points with this in mind"
+    )

@@ -469,3 +469,31 @@ def test_a_batch_worker_of_two_gpus_grades_lab_12(tmp_path, monkeypatch):
     worker.prepare(course, [lab12], progress=lambda *_: None)
     assert built == ["checker-gpu_allreduce", "12_multi_gpu_allreduce-runner-labs"]
     assert worker.gradable(lab12) and worker.cannot_grade(lab12) is None
+
+
+def test_a_preflight_whose_reference_falls_short_of_its_performance_points_warns(
+    tmp_path, monkeypatch
+):
+    """The machine's fault, not the students': the instructor is told before
+    anyone is graded (the batch goes on: one timed run moves between calls)."""
+    course = labmeta.load()
+    lab01 = course.lab("01")
+    worker, _ = worker_of_gpus(1, tmp_path, monkeypatch)
+
+    def grade_lab(lab, build_dir, **kw):
+        r = lab_grading.blank_result(lab, LabStatus.GRADED, "")
+        r.points_correctness = r.max_correctness
+        r.fraction, r.threshold, r.points_performance = 0.341, 0.49, 0.0
+        return r
+
+    monkeypatch.setattr(lab_grading, "grade_lab", grade_lab)
+    monkeypatch.setattr(batch_worker, "install_reference", lambda course, dest: None)
+    said: list[str] = []
+    worker.preflight(course, [lab01], progress=said.append)
+    (warning,) = [s for s in said if "WARNING" in s]
+    assert "preflight 01_cpu_baseline" in warning and "0.341" in warning
+    assert worker.reference_fraction[lab01.id] == 0.341
+    worker.config.perf = False  # nothing timed: nothing to warn of
+    said.clear()
+    worker.preflight(course, [lab01], progress=said.append)
+    assert not [s for s in said if "WARNING" in s]

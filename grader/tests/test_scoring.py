@@ -205,3 +205,18 @@ def test_tests_not_run_give_no_hint_about_sizes():
     assert r.first_failure.hint == "timed_out"
     assert not any("multiple of the block size" in h for h in r.hints)
     assert any(h.startswith("2 test(s) did not run") for h in r.hints)
+
+
+def test_a_reference_short_of_its_performance_points_is_said_and_why():
+    from grader.engine.scoring import reference_short
+    from grader.results import LabResult
+    from grader.status import LabStatus
+
+    r = LabResult(lab="01_cpu_baseline", title="CPU baseline", status=LabStatus.GRADED)
+    r.max_performance, r.points_performance, r.fraction, r.threshold = 4, 4.0, 0.74, 0.49
+    assert reference_short(r) is None  # every point: nothing to say
+    r.points_performance, r.fraction = 0.0, 0.341
+    why = reference_short(r)
+    assert why and "0 of its 4 performance points" in why and "0.341" in why and "0.490" in why
+    r.max_performance = 0  # a lab without performance points
+    assert reference_short(r) is None
