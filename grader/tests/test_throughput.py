@@ -78,10 +78,13 @@ def test_gpu_holds_are_measured_over_the_steady_span():
         "runs_in_slots": 1.4,
         "alone_share": 0.15,
         "idle_share": 0.0,
+        "idle_while_timed_waits": 0.0,
     }
     without_long = HOLDS.replace("ran 40.0 s", "ran 0.5 s")
-    # Idle now: +16..+20, +22..+23 and +24..+30, 11 of 20 s.
+    # Idle now: +16..+20, +22..+23 and +24..+30, 11 of 20 s; +16..+20 of it
+    # while the timed run that got the GPU at +20 waited (from +11).
     assert t.gpu_holds(without_long, steady)["idle_share"] == 0.55
+    assert t.gpu_holds(without_long, steady)["idle_while_timed_waits"] == 0.2
     assert t.gpu_holds(HOLDS, None) is None
 
 

@@ -27,7 +27,8 @@ cores that were busy and of the GPUs' utilisation (sampled every 2 s from
 
 Over the same span, from the trace's run lines: how many shared runs held a
 run slot on average, and the share of the time a run held a GPU alone (a
-timed run) or nothing ran at all (gpu_holds): where the GPUs' time went.
+timed run) or nothing ran at all, and how much of that idle fell while a
+timed run waited or started (gpu_holds): where the GPUs' time went.
 
 Writes OUT/throughput-NAME.json, OUT/throughput-NAME.log and the batch's
 class report as OUT/throughput-NAME-report.html, and prints one
@@ -246,23 +247,29 @@ _HOLD = re.compile(
 
 def gpu_holds(log: str, steady: dict | None) -> dict | None:
     """Over the steady span: the mean number of shared runs in a slot, and the
-    shares of the time in which a run held a GPU alone, and in which no run
-    held anything (summed over the machine's GPUs: the lines do not say which)."""
+    shares of the time in which a run held a GPU alone, in which no run held
+    anything, and in which none did while a timed run waited for the GPU or
+    started (a drain's cost: shared runs are held back then; summed over the
+    machine's GPUs: the lines do not say which)."""
     if not steady:
         return None
     lo, hi = steady["from"], steady["to"]
-    shared, alone = [], []
+    shared, alone, pending = [], [], []
     for m in map(_HOLD.match, log.splitlines()):
         if m:
             end, ran = float(m.group(1)), float(m.group(5))
             (alone if m.group(3) else shared).append((max(lo, end - ran), min(hi, end)))
-    shared = [(a, b) for a, b in shared if b > a]
-    alone = [(a, b) for a, b in alone if b > a]
+            if m.group(2) == "timed":
+                before = float(m.group(4)) + float(m.group(6) or 0)
+                pending.append((max(lo, end - ran - before), min(hi, end - ran)))
+    shared, alone, pending = ([(a, b) for a, b in x if b > a] for x in (shared, alone, pending))
     span = hi - lo
+    held = _covered(shared + alone)
     return {
         "runs_in_slots": round(sum(b - a for a, b in shared) / span, 2),
         "alone_share": round(_covered(alone) / span, 3),
-        "idle_share": round(1 - _covered(shared + alone) / span, 3),
+        "idle_share": round(1 - held / span, 3),
+        "idle_while_timed_waits": round((_covered(shared + alone + pending) - held) / span, 3),
     }
 
 
