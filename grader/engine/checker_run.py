@@ -125,6 +125,7 @@ def checker_args(
     call_timeout: float | None,
     result_fd: int | None,
     max_timeouts: int | None = None,
+    first_call_only: bool = False,
 ) -> list[str]:
     args = [str(checker), f"--lab={lab_id}", f"--impl={impl}"]
     args += [f"--runner-prefix={a}" for a in runner.prefix]
@@ -145,6 +146,8 @@ def checker_args(
         args.append(f"--max-timeouts={max_timeouts}")
     if result_fd is not None:
         args.append(f"--result-fd={result_fd}")
+    if first_call_only:
+        args.append("--first-call-only")
     return args
 
 
@@ -165,6 +168,7 @@ def run_checker(
     gpu_expected: bool | None = None,
     log_limit: int = 16 << 20,
     admit: Admit | None = None,
+    first_call_only: bool = False,
 ) -> BinaryRun:
     """Runs every test of `checker` (or those matching gtest_filter) against the
     runner and returns every result; tests that produced none are 'not_run'.
@@ -172,7 +176,9 @@ def run_checker(
     gpu_expected: whether the grader itself found a GPU. A checker that says
     "no GPU" (exit 77) where the grader found one is the machine's fault.
     admit: what the run must hold once its processes are up and before its
-    first test (a GPU's run slot: admission.py); its wait is not run time."""
+    first test (a GPU's run slot: admission.py); its wait is not run time.
+    first_call_only: each case makes its first call only (a sanitizer's run:
+    sanitize.FIRST_CALL_ONLY)."""
     checker = Path(checker)
     run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
     if not os.access(checker, os.X_OK):
@@ -198,6 +204,7 @@ def run_checker(
             call_timeout=call_timeout,
             result_fd=results.fileno(),
             max_timeouts=max_timeouts,
+            first_call_only=first_call_only,
         )
         if admission is not None:
             args.append(admission.argument)

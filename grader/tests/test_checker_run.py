@@ -179,3 +179,5 @@ def test_the_hang_budget_is_passed_only_when_set(tmp_path):
 
     assert "--max-timeouts=1" in args(max_timeouts=1)
     assert not any(a.startswith("--max-timeouts") for a in args())
+    assert "--first-call-only" in args(first_call_only=True)
+    assert "--first-call-only" not in args()

@@ -16,6 +16,7 @@ as long as K/2 on one, it is the GPU's.
 usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
                            [--ks 1,3,6,12] [--rounds 2] [--tests NAME=FILTER;...]
                            [--wraps contained,plain] [--envs ';NAME=VALUE,...']
+                           [--tools none,memcheck,racecheck]
 Writes OUT/gpu-spread-study.json after every row and prints each row."""
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grader import labmeta  # noqa: E402
-from grader.engine import lab_grading  # noqa: E402
+from grader.engine import lab_grading, sanitize  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus, toolchain  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
@@ -49,6 +50,7 @@ class Row:
     what more is in their environment."""
 
     wrap: str
+    tool: str
     tests_name: str
     tests: str
     variables: tuple[tuple[str, str], ...]
@@ -58,6 +60,8 @@ class Row:
 
 def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
     iso = runner_isolation(row.wrap)  # plain: is the wrapping's cost what is shared?
+    # TOOL/all: every call of each case, as before sanitize.FIRST_CALL_ONLY.
+    tool, _, calls = row.tool.partition("/")
     env = {
         **os.environ,
         "CUDA_VISIBLE_DEVICES": gpu,
@@ -69,13 +73,18 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
         run = run_checker(
             build / "tests" / lab_grading.checker_target(lab),
             lab.id,
-            iso.runner(build / "tests" / lab_grading.runner_target(lab, "solutions"), env=env),
+            iso.runner(
+                build / "tests" / lab_grading.runner_target(lab, "solutions"),
+                sanitize.tool_prefix(tool) if tool != "none" else None,
+                env=env,
+            ),
             impl="solutions",
             timeout=120,
             gtest_filter=row.tests,
             perf=False,
             env=env,
             call_timeout=60,
+            first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
         )
         return {
             "gpu": gpu,
@@ -104,17 +113,21 @@ def slowest(runs: list[dict], most: int = 8) -> dict[str, float]:
 
 def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:
     rows = []
-    for wrap, named, variables in itertools.product(
-        args.wraps.split(","), args.tests.split(";"), environments(args.envs)
+    for wrap, tool, named, variables in itertools.product(
+        args.wraps.split(","), args.tools.split(","), args.tests.split(";"), environments(args.envs)
     ):
         tests_name, tests = named.split("=", 1)
+        if tool != "none":  # the sanitizer's own cases, as a batch runs them
+            if named != args.tests.split(";")[0]:
+                continue
+            tests_name, tests = "small", sanitize.SMALL_CASES
         for k in map(int, args.ks.split(",")):
             kept = tuple(variables.items())
-            rows.append(Row(wrap, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k))
+            rows.append(Row(wrap, tool, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k))
             if len(ids) > 1 and k > 1:
                 spread = tuple(ids[i % len(ids)] for i in range(k))
                 name = f"{k} spread over {len(ids)} GPUs"
-                rows.append(Row(wrap, tests_name, tests, kept, name, spread))
+                rows.append(Row(wrap, tool, tests_name, tests, kept, name, spread))
     return rows
 
 
@@ -138,6 +151,13 @@ def main() -> int:
         help="contained (the runner as a batch wraps it), plain (no namespace), or both",
     )
     ap.add_argument("--envs", default="", help=ENVS_HELP)
+    ap.add_argument(
+        "--tools",
+        default="none",
+        help="none (the tests as they are), or compute-sanitizer tools (memcheck,racecheck,...) "
+        "wrapping the runner over the sanitizer's small cases, as a batch runs them; "
+        "TOOL/all: with every call of each case (sanitize.FIRST_CALL_ONLY)",
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     lab = labmeta.load().lab(args.lab)
@@ -156,7 +176,7 @@ def main() -> int:
         return 1
     rows: list[dict] = []
     print(
-        f"{'wrap':<10}{'tests':<9}{'environment':<32}{'placement':<24}{'runs':>5}"
+        f"{'wrap':<10}{'tool':<10}{'tests':<9}{'environment':<32}{'placement':<24}{'runs':>5}"
         f"{'median s':>10}{'max s':>8}{'wall s':>8}  all passed"
     )
     for spec in plan(args, ids):
@@ -167,6 +187,7 @@ def main() -> int:
             seconds = [r["seconds"] for r in runs]
             row = {
                 "wrap": spec.wrap,
+                "tool": spec.tool,
                 "tests": spec.tests_name,
                 "gtest_filter": spec.tests,
                 "environment": dict(spec.variables),
@@ -188,7 +209,7 @@ def main() -> int:
                 json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
             )
             print(
-                f"{spec.wrap:<10}{spec.tests_name:<9}{env_name(dict(spec.variables)):<32}"
+                f"{spec.wrap:<10}{spec.tool:<10}{spec.tests_name:<9}{env_name(dict(spec.variables)):<32}"
                 f"{spec.placement_name:<24}{len(runs):>5}"
                 f"{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",

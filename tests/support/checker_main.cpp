@@ -6,7 +6,7 @@
 // usage: checker-<kind> --lab=ID --runner=PATH [--runner-prefix=ARG]... [--impl=NAME]
 //            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
 //            [--max-timeouts=N] [--seed=N] [--result-fd=N] [--ceiling-gbps=X]
-//            [--admission-fds=READY,GO] [gtest flags]
+//            [--admission-fds=READY,GO] [--first-call-only] [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
@@ -17,6 +17,9 @@
 // rest is not run; 2 by default. A batch sharing the GPU passes 1: its first
 // hang has already cost the lab every correctness point, and a spinning
 // kernel slows every other run on the GPU while it lasts.
+//
+// --first-call-only: each case makes its first call only; what the grader
+// passes under compute-sanitizer's racecheck (test_env.hpp says why).
 //
 // --admission-fds: a batch sharing the GPU gives each run one of a few slots
 // (grader/engine/admission.py). The checker makes its context and starts its
@@ -51,7 +54,7 @@ struct Args {
   std::string lab, impl = "labs", runner, user, workdir;
   std::vector<std::string> prefix;
   double call_timeout = 30.0, ceiling = 0.0;
-  bool seeded = false, measure_ceiling = false;
+  bool seeded = false, measure_ceiling = false, first_call_only = false;
   std::uint64_t seed = 0;
   int result_fd = -1, ready_fd = -1, go_fd = -1, max_timeouts = 2;
   std::size_t output_cap = 8u << 20;
@@ -97,6 +100,8 @@ Args parse(int argc, char** argv) {
       a.output_cap = static_cast<std::size_t>(std::strtoull(v.c_str(), nullptr, 0));
     } else if (std::strcmp(argv[i], "--measure-ceiling") == 0) {
       a.measure_ceiling = true;
+    } else if (std::strcmp(argv[i], "--first-call-only") == 0) {
+      a.first_call_only = true;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       std::exit(2);
@@ -165,6 +170,7 @@ int main(int argc, char** argv) {
   lab::test::set_identity({args.lab, args.impl});
   lab::test::set_base_seed(args.seeded ? args.seed : random_seed());
   if (args.ceiling > 0) lab::test::set_given_ceiling_gbps(args.ceiling);
+  lab::test::set_first_call_only(args.first_call_only);
   const auto seed = static_cast<unsigned long long>(lab::test::base_seed());
   std::printf("[lab %s, %s] seed %llu (replay: --seed=%llu)\n", args.lab.c_str(), args.impl.c_str(),
               seed, seed);

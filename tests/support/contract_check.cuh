@@ -5,7 +5,8 @@
 // *out, so an output that is not reset shows), then a
 // fourth after one element changed (an answer remembered from the same
 // pointer and size is wrong now), the input checked unchanged afterwards,
-// the CPU reference as the answer.
+// the CPU reference as the answer. Under compute-sanitizer's racecheck the
+// first call only (test_env.hpp's first_call_only says why).
 //
 // The lab's code runs in the runner (runner_link.hpp); every buffer it gets
 // is shared memory the checker owns, and the checker reads *out itself.
@@ -117,18 +118,19 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
   // (read_back.cuh): call 2 finds call 1's result in *out, call 3 a poisoned
   // *out, call 4 one element of the input planted; after it the element is put
   // back and the input and its guards are counted, all in one wait.
+  const int calls = first_call_only() ? 1 : 4;
   const bool ran = guarded_calls(f, [&] {
     workspace = new_workspace<C>(n, stream);
     out.fill_bytes(kPoisonBits & 0xff, stream);
-    for (int call = 0; call < 4; ++call) {
+    for (int call = 0; call < calls; ++call) {
       run_remote({call_of<C>(input.data(), n, out.get(), workspace.get())});
       ReadBack after(stream);
       const T* result = after.copy(out.get());
       const unsigned long long* counted = nullptr;
       if (call == 1 || call == 2) out.fill_bytes(kPoisonBits & 0xff, stream);
       if (call == 2) write_element(input.data() + plant.at, plant.value, stream);
-      if (call == 3) {
-        write_element(input.data() + plant.at, spec.at(plant.at), stream);
+      if (call == 3) write_element(input.data() + plant.at, spec.at(plant.at), stream);
+      if (call == calls - 1) {
         unsigned long long* counter = change_counter();
         CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, stream));
         input.queue_changes(counter, stream);
@@ -141,7 +143,7 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
   });
   if (!ran) return;
 
-  if (!C::same(got[0], got[2])) {
+  if (calls == 4 && !C::same(got[0], got[2])) {
     f.got = C::show(got[0]) + ", then " + C::show(got[2]);
     f.call = C::same(got[0], expected) ? 3 : 1;
     if (C::same(got[0], expected) &&
@@ -169,7 +171,7 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
     }
     return report(f);
   }
-  if (!C::same(got[1], expected)) {
+  if (calls == 4 && !C::same(got[1], expected)) {
     f.got = C::show(got[1]);
     f.call = 2;
     f.hint = hint::kNotReset;
@@ -177,7 +179,7 @@ void check_case(typename C::Pattern pattern, std::size_t n, std::size_t shift = 
                 "result in *out: reset the output inside the call";
     return report(f);
   }
-  if (!C::same(got[3], changed.expected(0))) {
+  if (calls == 4 && !C::same(got[3], changed.expected(0))) {
     f.expected = C::show(changed.expected(0));
     f.got = C::show(got[3]);
     f.call = 4;

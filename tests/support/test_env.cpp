@@ -11,6 +11,7 @@ namespace {
 Identity g_identity;
 std::uint64_t g_seed = 0;
 double g_ceiling = 0.0;
+bool g_first_call_only = false;
 
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -26,6 +27,9 @@ const Identity& identity() { return g_identity; }
 std::uint64_t base_seed() { return g_seed; }
 void set_base_seed(std::uint64_t seed) { g_seed = seed; }
 std::uint64_t case_seed(std::uint64_t a, std::uint64_t b) { return mix(g_seed ^ mix(a ^ mix(b))); }
+
+bool first_call_only() { return g_first_call_only; }
+void set_first_call_only(bool on) { g_first_call_only = on; }
 
 bool perf_disabled() {
   const char* v = std::getenv("LAB_SKIP_PERF");

@@ -1,0 +1,35 @@
+"""grader/engine/sanitize.py: which runs make each case's first call only."""
+
+from pathlib import Path
+
+from grader.engine import sanitize
+from grader.infra.runner import RunnerSpec
+from grader.results import BinaryRun
+from grader.status import RunStatus, SanitizerStatus
+
+
+class Isolation:
+    def runner(self, binary, prefix=None, env=None):
+        return RunnerSpec(Path(binary), list(prefix or []))
+
+
+def test_only_racecheck_runs_each_case_once(monkeypatch):
+    seen = {}
+
+    def run_checker(checker, lab_id, spec, **kw):
+        seen[spec.prefix[1]] = kw["first_call_only"]
+        run = BinaryRun(str(checker), RunStatus.COMPLETED)
+        run.runner_exits = [{"how": {"code": 0}}]
+        return run
+
+    monkeypatch.setattr(sanitize, "available", lambda: True)
+    monkeypatch.setattr(sanitize, "run_checker", run_checker)
+    for tool in sanitize.TOOLS:
+        got = sanitize.run_tool(Path("checker"), "04", Path("runner"), Isolation(), tool)
+        assert got.status == SanitizerStatus.CLEAN
+    assert seen == {
+        "--tool=memcheck": False,
+        "--tool=racecheck": True,
+        "--tool=synccheck": False,
+        "--tool=initcheck": False,
+    }
