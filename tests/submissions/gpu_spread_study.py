@@ -17,11 +17,16 @@ usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
                            [--ks 1,3,6,12] [--rounds 2] [--tests NAME=FILTER;...]
                            [--wraps contained,plain] [--envs ';NAME=VALUE,...']
                            [--tools none,memcheck,racecheck]
-Writes OUT/gpu-spread-study.json after every row and prints each row."""
+Writes OUT/gpu-spread-study.json after every row and prints each row. Each run
+is admitted as a batch admits it (admission.py: the checker makes its context
+and starts its runner, then waits for GO): up_seconds is until then, and
+held_seconds after, what a batch's run slot would hold (since fd1971f's
+successor; earlier files time the runner's start inside the first case)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import itertools
 import json
@@ -68,6 +73,13 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
         "LAB_GPU_WAIT": "block",
         **dict(row.variables),
     }
+    admitted: list[float] = []
+
+    @contextlib.contextmanager
+    def slot():  # as a batch admits a run once its processes are up (admission.py)
+        admitted.append(time.monotonic())
+        yield
+
     try:
         started = time.monotonic()
         run = run_checker(
@@ -85,10 +97,15 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
             env=env,
             call_timeout=60,
             first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
+            admit=slot,
         )
+        ended = time.monotonic()
+        up = admitted[0] if admitted else ended
         return {
             "gpu": gpu,
-            "seconds": round(time.monotonic() - started, 2),
+            "seconds": round(ended - started, 2),
+            "up_seconds": round(up - started, 3),
+            "held_seconds": round(ended - up, 3),
             "status": str(run.status),
             "passed": sum(1 for c in run.cases if c.status == "passed"),
             "cases": len(run.cases),
@@ -198,6 +215,7 @@ def main() -> int:
                 "max_seconds": max(seconds),
                 "wall_seconds": round(wall, 2),
                 "all_passed": all(r["passed"] == r["cases"] > 0 for r in runs),
+                "median_held_seconds": round(statistics.median(r["held_seconds"] for r in runs), 3),
                 "median_in_tests_seconds": round(
                     statistics.median(r["in_tests_seconds"] for r in runs), 3
                 ),
@@ -216,7 +234,8 @@ def main() -> int:
                 flush=True,
             )
             print(
-                f"    in tests {row['median_in_tests_seconds']:.2f} s; slowest: "
+                f"    held {row['median_held_seconds']:.2f} s, in tests "
+                f"{row['median_in_tests_seconds']:.2f} s; slowest: "
                 + ", ".join(f"{n} {ms:.0f} ms" for n, ms in row["slowest_cases_ms"].items()),
                 flush=True,
             )
