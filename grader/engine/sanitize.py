@@ -41,9 +41,12 @@ FINDING_EXIT = 86
 # Tools under which each case makes its first call only (the checker's
 # --first-call-only; tests/support/test_env.hpp says what the later calls
 # check). racecheck: a case's 4 calls took 43 ms alone and about 80 ms with 3
-# runs at once, against 2 to 7 ms under memcheck (lab 04 on an H100,
-# tests/gpu_runs/h100/gpu-spread-study-*-tools.json), and held the batch's run
-# slots 29% of their time, more than any tool (throughput-0bbf56a-*-again).
+# runs at once, against 2 to 7 ms under memcheck (labs 04 and 08 on an H100,
+# tests/gpu_runs/h100/gpu-spread-study-7ddde45-tools-*.json), and held the
+# batch's run slots 29% of their time, more than any tool (throughput-0bbf56a-
+# *-again); with the first call only, 11 ms alone and 16-21 ms three at once
+# (gpu-spread-study-fd1971f-first-call-*), and a batch's racecheck runs held
+# their slots 75 s against 144 s (throughput-fd1971f-*).
 # Its hazards are in shared memory, which lives for one block of one launch:
 # the later calls run the same kernels on the same sizes.
 FIRST_CALL_ONLY = ("racecheck",)

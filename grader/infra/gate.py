@@ -31,8 +31,10 @@ only when it falls quiet by itself. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
-A shared run holds the gate from the start of its processes, and one of the
-run slots only once they are up (shared_pass, then Ticket.slot): making CUDA
+A shared run holds the gate from the start of its processes to their end, and
+one of the run slots only from when they are up until its tests have ended
+(shared_pass, then Ticket.slot; admission.py says why it leaves before its
+processes end): making CUDA
 contexts, a sandbox and compute-sanitizer's hooks is about half of a test run
 and uses no slot's memory, yet it held a slot, and the slots were what the
 batch waited for (tests/gpu_runs/h100/throughput-667d790-*: three slots held
@@ -321,14 +323,15 @@ class TimedTurn:
 
 
 class Ticket:
-    """A shared run's place at its gate (Gate.shared_pass), and when it got
-    and left its slot (for the batch's trace)."""
+    """A shared run's place at its gate (Gate.shared_pass), and when it asked
+    for, got and left its slot (for the batch's trace)."""
 
     def __init__(self, gate: Gate, token: int) -> None:
         self._gate = gate
         self._token = token
         self.slot_asked: float | None = None
         self.slot_got: float | None = None
+        self.slot_left: float | None = None
 
     @contextlib.contextmanager
     def slot(self):
@@ -338,7 +341,10 @@ class Ticket:
         with self._gate._slots if self._gate._slots is not None else contextlib.nullcontext():
             self.slot_got = time.monotonic()
             self._gate._phase(self._token, self.slot_got)
-            yield
+            try:
+                yield
+            finally:
+                self.slot_left = time.monotonic()
 
 
 @contextlib.contextmanager
