@@ -8,18 +8,16 @@ for that byte, takes the slot (gate.Ticket.slot), and answers. The slot is
 left when the checker has ended. The time spent waiting for the slot does not
 count against the run's time limit (proc.run's `paused`).
 
-A run that shares its GPU (UntilTestsEnd) leaves its slot sooner: when the
-checker writes a second byte on READY, once its tests have ended and before it
-stops its runner and ends. Held to the processes' end, a slot spent much of
-its time outside the tests' cases (labs 04 and 08 on an H100, one and three
-runs at once, medians; tests/gpu_runs/h100/gpu-spread-study-d287673-admitted-*):
+Held to the processes' end, a slot spends some of its time outside the tests'
+cases: the runner's stop (under a compute-sanitizer tool, the tool's report at
+the runner's exit) and both processes' ends (labs 04 and 08 on an H100, medians:
 a test run 0.13-0.36 s of 0.6-1.9 s, memcheck 0.16-0.32 s of 0.22-0.35 s,
-racecheck 0.32-0.50 s of 0.42-0.92 s; what follows the last case is the
-runner's stop (under a tool, the tool's report at the runner's exit) and both
-processes' ends. The slot only bounds how many runs share the GPU at once; the gate's shared
-side, which a timed run waits for, is held until the processes have ended
-(gate.Gate.shared_pass). A timed run holds the GPU alone until its processes
-have ended: nothing of its own may end on the GPU while the next part is timed.
+racecheck 0.32-0.50 s of 0.42-0.92 s; tests/gpu_runs/h100/gpu-spread-study-
+d287673-admitted-*). 9be9af6 left the slot once the checker said its tests had
+ended. The slots were then held less (1.71 runs on average against 2.09), but
+the class graded no faster: 2,696 student-labs an hour against 2,836 for
+fd1971f on the same H100 (tests/gpu_runs/h100/throughput-*-s255*). After
+fd1971f the slots no longer bound the batch, so it was taken out again.
 
 A checker that dies before it is ready closes READY: no slot is taken. The
 runner never sees either pipe: it is started with every other descriptor
@@ -40,21 +38,9 @@ from contextlib import AbstractContextManager
 Admit = Callable[[], AbstractContextManager[object]]
 
 
-class UntilTestsEnd:
-    """An Admit held only until the checker's tests have ended (see above)."""
-
-    def __init__(self, slot: Admit) -> None:
-        self._slot = slot
-
-    def __call__(self) -> AbstractContextManager[object]:
-        return self._slot()
-
-
 class Admission:
     def __init__(self, slot: Admit) -> None:
         self._slot = slot
-        self._until_tests_end = isinstance(slot, UntilTestsEnd)
-        self._leaving = threading.Lock()  # the slot is left once, by whichever thread comes first
         self._ready_r, self._ready_w = os.pipe()
         self._go_r, self._go_w = os.pipe()
         # Closed once each: a number closed twice may by then be another thread's file.
@@ -105,20 +91,6 @@ class Admission:
         self._waiting_since = None
         with contextlib.suppress(OSError):  # it may have been killed meanwhile
             os.write(self._go_w, b"g")
-        if not self._until_tests_end:
-            return
-        try:
-            ended = os.read(self._ready_r, 1)
-        except OSError:
-            ended = b""
-        if ended == b"d":
-            self._leave()
-
-    def _leave(self) -> None:
-        with self._leaving:
-            held, self._held = self._held, None
-        if held is not None:
-            held.__exit__(None, None, None)
 
     def close(self) -> None:
         """After the checker has ended (or never started): the slot is left."""
@@ -126,4 +98,6 @@ class Admission:
             self._thread.join()
         for fd in list(self._open):
             self._close(fd)
-        self._leave()
+        if self._held is not None:
+            self._held.__exit__(None, None, None)
+            self._held = None

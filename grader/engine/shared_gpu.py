@@ -43,7 +43,7 @@ from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
-from .admission import Admit, UntilTestsEnd
+from .admission import Admit
 
 R = TypeVar("R")
 
@@ -126,35 +126,24 @@ def timed_hold(gate: Gate | None, alone: bool, what: str) -> Iterator[Admit | No
     with gate.shared_pass() as ticket:
         passed = time.monotonic()
         try:
-            yield UntilTestsEnd(ticket.slot)
+            yield ticket.slot
         finally:
             end = time.monotonic()
             got = ticket.slot_got if ticket.slot_got is not None else end
             ready = ticket.slot_asked if ticket.slot_asked is not None else end
-            left = ticket.slot_left if ticket.slot_left is not None else end
-            trace_hold(threading.current_thread().name, what, asked, passed, ready, got, left, end)
+            trace_hold(threading.current_thread().name, what, asked, passed, ready, got, end)
 
 
 def trace_hold(
-    who: str,
-    what: str,
-    asked: float,
-    passed: float,
-    ready: float,
-    got: float,
-    left: float,
-    end: float | None = None,
+    who: str, what: str, asked: float, passed: float, ready: float, got: float, end: float
 ) -> None:
     """A run's trace line (throughput.py reads it): it asked for the gate at
     `asked` and passed at `passed`; its processes were up at `ready`; it got its
-    slot (or the GPU alone) at `got` and left it at `left`, and its processes
-    had ended at `end` (admission.UntilTestsEnd: a shared run leaves its slot
-    when its tests end). waited: for the gate and then the slot; started: the
-    processes' start between; ran: holding it; ended: the processes' end after."""
-    after = f", ended {end - left:.1f} s later" if end is not None and end - left >= 0.05 else ""
+    slot (or the GPU alone) at `got` and left it at `end`. waited: for the gate
+    and then the slot; started: the processes' start between; ran: holding it."""
     trace(
         f"{who} {what}: waited {passed - asked + got - ready:.1f} s, "
-        f"ran {left - got:.1f} s, started {ready - passed:.1f} s{after}"
+        f"ran {end - got:.1f} s, started {ready - passed:.1f} s"
     )
 
 

@@ -31,10 +31,8 @@ only when it falls quiet by itself. The shared side is a whole
 checker process (its runner included): a kernel the lab's code left running on
 a private stream dies with that process, before a timed run may start.
 
-A shared run holds the gate from the start of its processes to their end, and
-one of the run slots only from when they are up until its tests have ended
-(shared_pass, then Ticket.slot; admission.py says why it leaves before its
-processes end): making CUDA
+A shared run holds the gate from the start of its processes, and one of the
+run slots only once they are up (shared_pass, then Ticket.slot): making CUDA
 contexts, a sandbox and compute-sanitizer's hooks is about half of a test run
 and uses no slot's memory, yet it held a slot, and the slots were what the
 batch waited for (tests/gpu_runs/h100/throughput-667d790-*: three slots held
@@ -102,7 +100,11 @@ START_SECONDS = 20.0
 # cases 1.36 s alone, 0.67 s a run two at once, 0.52 four, 0.55 eight, all
 # clean; racecheck 2.43 s alone, 1.12 a run eight at once; the old wrapping,
 # two at once: one hung until its 60 s limit. A quarter of the cores, at least one.
-SANITIZER_SLOTS = max(1, len(os.sched_getaffinity(0)) // 4)  # the cores this process may use
+# GRADER_SANITIZER_PLACES=N instead: for a study of how many a machine serves.
+SANITIZER_SLOTS = int(os.environ.get("GRADER_SANITIZER_PLACES") or 0) or max(
+    1,
+    len(os.sched_getaffinity(0)) // 4,  # the cores this process may use
+)
 _SANITIZER_ALONE = threading.Lock()
 _SANITIZER_SHARED = threading.BoundedSemaphore(SANITIZER_SLOTS)
 
@@ -323,15 +325,14 @@ class TimedTurn:
 
 
 class Ticket:
-    """A shared run's place at its gate (Gate.shared_pass), and when it asked
-    for, got and left its slot (for the batch's trace)."""
+    """A shared run's place at its gate (Gate.shared_pass), and when it got
+    and left its slot (for the batch's trace)."""
 
     def __init__(self, gate: Gate, token: int) -> None:
         self._gate = gate
         self._token = token
         self.slot_asked: float | None = None
         self.slot_got: float | None = None
-        self.slot_left: float | None = None
 
     @contextlib.contextmanager
     def slot(self):
@@ -341,10 +342,7 @@ class Ticket:
         with self._gate._slots if self._gate._slots is not None else contextlib.nullcontext():
             self.slot_got = time.monotonic()
             self._gate._phase(self._token, self.slot_got)
-            try:
-                yield
-            finally:
-                self.slot_left = time.monotonic()
+            yield
 
 
 @contextlib.contextmanager

@@ -1,20 +1,17 @@
 """grader/engine/admission.py with a stand-in checker (a Python child that speaks
 the protocol of tests/support/checker_main.cpp): the slot is taken only once
 the checker says it is up, left once it has ended, never taken for a checker
-that ended before, and the wait for it is not run time. A shared run's slot
-(UntilTestsEnd) is left as soon as the checker says its tests have ended."""
+that ended before, and the wait for it is not run time."""
 
 import contextlib
 import os
 import sys
 import time
 
-from grader.engine.admission import Admission, UntilTestsEnd
+from grader.engine.admission import Admission
 from grader.infra import proc
 
-# argv[1], argv[2]: READY and GO; argv[3]: "ready" to say so, anything else to
-# exit first; argv[4]: the tests' seconds; argv[5], if given: say that the tests
-# have ended, then take that many seconds to end (stopping the runner).
+# argv[1], argv[2]: READY and GO; argv[3]: "ready" to say so, anything else to exit first.
 CHILD = """
 import os, sys, time
 ready, go = int(sys.argv[1]), int(sys.argv[2])
@@ -25,9 +22,6 @@ if os.read(go, 1) != b"g":
     sys.exit(4)
 time.sleep(float(sys.argv[4]))
 print("tests ran")
-if len(sys.argv) > 5:
-    os.write(ready, b"d")
-    time.sleep(float(sys.argv[5]))
 """
 
 
@@ -95,34 +89,6 @@ def test_a_run_that_overruns_once_in_its_slot_still_times_out():
 
 def test_no_descriptor_is_left_open():
     before = len(os.listdir("/proc/self/fd"))
-    for args in (("ready", "0"), ("exit",), ("ready", "0", "0.1")):
+    for args in (("ready", "0"), ("exit",)):
         run(Admission(Slot()), *args)
-        run(Admission(UntilTestsEnd(Slot())), *args)
     assert len(os.listdir("/proc/self/fd")) == before
-
-
-def test_a_shared_run_leaves_its_slot_when_its_tests_end():
-    slot = Slot()
-    done = run(Admission(UntilTestsEnd(slot)), "ready", "0.1", "0.6")
-    ended = time.monotonic()
-    assert done.ok and "tests ran" in done.output, done.output
-    assert [e for e, _ in slot.events] == ["in", "out"]
-    (_, entered), (_, left) = slot.events
-    assert left - entered >= 0.1 and ended - left >= 0.5  # left before the end
-
-
-def test_a_timed_run_keeps_the_gpu_until_its_processes_end():
-    slot = Slot()
-    done = run(Admission(slot), "ready", "0.1", "0.6")
-    ended = time.monotonic()
-    (_, entered), (_, left) = slot.events
-    assert done.ok and left - entered >= 0.7 and left <= ended
-
-
-def test_a_shared_run_that_never_says_its_tests_ended_leaves_at_its_end():
-    for args in (("ready", "0.2"), ("ready", "5")):
-        slot = Slot()
-        done = run(Admission(UntilTestsEnd(slot)), *args, timeout=1.0)
-        assert [e for e, _ in slot.events] == ["in", "out"]
-        (_, entered), (_, left) = slot.events
-        assert left - entered >= 0.2 and done.timed_out == (args[1] == "5")

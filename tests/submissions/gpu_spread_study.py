@@ -20,11 +20,8 @@ usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
 Writes OUT/gpu-spread-study.json after every row and prints each row. Each run
 is admitted as a batch admits it (admission.py: the checker makes its context
 and starts its runner, then waits for GO): up_seconds is until then, and
-held_seconds after, what a batch's run slot would hold (since d287673; earlier
-files time the runner's start inside the first case); ended_seconds the end of
-the processes after the slot was left, once the checker said its tests had
-ended (admission.UntilTestsEnd; held_seconds runs to the processes' end at
-d287673)."""
+held_seconds after, what a batch's run slot would hold (since fd1971f's
+successor; earlier files time the runner's start inside the first case)."""
 
 from __future__ import annotations
 
@@ -46,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
-from grader.engine.admission import UntilTestsEnd  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus, toolchain  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
@@ -82,10 +78,7 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
     @contextlib.contextmanager
     def slot():  # as a batch admits a run once its processes are up (admission.py)
         admitted.append(time.monotonic())
-        try:
-            yield
-        finally:
-            admitted.append(time.monotonic())
+        yield
 
     try:
         started = time.monotonic()
@@ -104,16 +97,15 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
             env=env,
             call_timeout=60,
             first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
-            admit=UntilTestsEnd(slot),
+            admit=slot,
         )
         ended = time.monotonic()
-        up, left = (admitted + [ended, ended])[:2]
+        up = admitted[0] if admitted else ended
         return {
             "gpu": gpu,
             "seconds": round(ended - started, 2),
             "up_seconds": round(up - started, 3),
-            "held_seconds": round(left - up, 3),
-            "ended_seconds": round(ended - left, 3),
+            "held_seconds": round(ended - up, 3),
             "status": str(run.status),
             "passed": sum(1 for c in run.cases if c.status == "passed"),
             "cases": len(run.cases),

@@ -234,17 +234,14 @@ def steady_rate(log: str) -> dict | None:
     }
 
 
-# "w3 tests: waited 1.2 s, ran 2.1 s, started 0.4 s, ended 0.2 s later",
-# "w6-timed timed alone: ...": what a run held (from when it got it: a slot, or
-# the GPU alone), for how long, how long it waited and started (a student's
-# timed parts start before they hold the GPU alone, gate.Gate.timed_turn; a run
-# again alone has no "started": its start is in "ran"), and how long its
-# processes took to end after it left its slot (admission.UntilTestsEnd; none
-# before d287673's successor).
+# "w3 tests: waited 1.2 s, ran 2.1 s, started 0.4 s", "w6-timed timed alone: ...":
+# what a run held (from when it got it: a slot, or the GPU alone), for how long,
+# and how long it waited and started (a student's timed parts start before they
+# hold the GPU alone, gate.Gate.timed_turn; a run again alone has no "started":
+# its start is in "ran").
 _HOLD = re.compile(
     r"^\[trace \+([0-9.]+) s\] \S+ (tests|sanitizer \w+|timed)( alone)?: "
     r"waited ([0-9.]+) s, ran ([0-9.]+) s(?:, started ([0-9.]+) s)?"
-    r"(?:, ended ([0-9.]+) s later)?"
 )
 
 
@@ -260,7 +257,7 @@ def gpu_holds(log: str, steady: dict | None) -> dict | None:
     shared, alone, pending = [], [], []
     for m in map(_HOLD.match, log.splitlines()):
         if m:
-            end, ran = float(m.group(1)) - float(m.group(7) or 0), float(m.group(5))
+            end, ran = float(m.group(1)), float(m.group(5))
             (alone if m.group(3) else shared).append((max(lo, end - ran), min(hi, end)))
             if m.group(2) == "timed":
                 before = float(m.group(4)) + float(m.group(6) or 0)
@@ -280,21 +277,15 @@ def holds_by_kind(log: str) -> dict[str, dict]:
     """Per kind of run (tests, each compute-sanitizer tool, the timed runs
     alone, a run again alone): how many, the seconds they held a slot or the
     GPU in all and the median, and the seconds they spent starting and waiting
-    in all, and taking their processes down after they left their slot. Which
-    kind to make cheaper next. Runs that end after the batch
+    in all. Which kind to make cheaper next. Runs that end after the batch
     was interrupted are left out: they were killed."""
     stop = _interrupted_at(log)
-    kinds: dict[str, list[tuple[float, float, float, float]]] = {}
+    kinds: dict[str, list[tuple[float, float, float]]] = {}
     for m in map(_HOLD.match, log.splitlines()):
         if m and float(m.group(1)) < stop:
             name = m.group(2) + (m.group(3) or "")
             kinds.setdefault(name, []).append(
-                (
-                    float(m.group(5)),
-                    float(m.group(6) or 0),
-                    float(m.group(4)),
-                    float(m.group(7) or 0),
-                )
+                (float(m.group(5)), float(m.group(6) or 0), float(m.group(4)))
             )
     out = {}
     for name, runs in sorted(kinds.items()):
@@ -305,7 +296,6 @@ def holds_by_kind(log: str) -> dict[str, dict]:
             "held_median": round(statistics.median(ran), 2),
             "started_seconds": round(sum(r[1] for r in runs), 1),
             "waited_seconds": round(sum(r[2] for r in runs), 1),
-            "ended_seconds": round(sum(r[3] for r in runs), 1),
         }
     return out
 

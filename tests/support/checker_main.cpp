@@ -24,10 +24,7 @@
 // --admission-fds: a batch sharing the GPU gives each run one of a few slots
 // (grader/engine/admission.py). The checker makes its context and starts its
 // runner first, then writes one byte on READY and waits for one on GO: the
-// slot is not held while processes start, which is about half of a run. Once
-// its tests have ended it writes a second byte on READY, before it stops its
-// runner and ends: a slot that a run shares the GPU through is left then
-// (admission.py says why).
+// slot is not held while processes start, which is about half of a run.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -113,27 +110,22 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-void say(int fd, char byte) {
-  ssize_t n;
-  do {
-    n = write(fd, &byte, 1);
-  } while (n < 0 && errno == EINTR);
-}
-
 // Up (context made, runner started): say so, and wait for the GPU slot.
-// READY stays open for tests_ended().
 void wait_for_admission(int ready_fd, int go_fd) {
 #if LAB_NEEDS_GPU
   // Else the first test makes it, inside the slot (or the GPU held alone).
   lab::make_context();
 #endif
   lab::test::RunnerLink::get().warm_up();
-  say(ready_fd, 'r');
-  char byte;
+  char byte = 'r';
   ssize_t n;
+  do {
+    n = write(ready_fd, &byte, 1);
+  } while (n < 0 && errno == EINTR);
   do {
     n = read(go_fd, &byte, 1);
   } while (n < 0 && errno == EINTR);
+  close(ready_fd);
   close(go_fd);
   if (n != 1) {
     // The grader is gone or stopping this run: no test may start without a slot.
@@ -214,10 +206,6 @@ int main(int argc, char** argv) {
   // Lab 01's checker speaks it too, so that CI tests it (tests/admission_check.py).
   if (args.ready_fd >= 0) wait_for_admission(args.ready_fd, args.go_fd);
   const int rc = RUN_ALL_TESTS();
-  if (args.ready_fd >= 0) {
-    say(args.ready_fd, 'd');  // the tests have ended: what is left needs no slot
-    close(args.ready_fd);
-  }
   lab::test::RunnerLink::get().stop();
   const std::string exit = lab::test::RunnerLink::get().last_exit_json();
   if (!exit.empty())
