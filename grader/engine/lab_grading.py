@@ -231,11 +231,15 @@ def _grade_lab(
     check = linked_policy and impl == "labs"
     work = policy_work or build_dir / "policy"
     linked = functools.partial(_linked_violations, lab, lab_dir, repo, work)
+    later = timed_later is not None and perf
+    timed_here = perf and not later
     # The linked check compiles the file again (its own flags: engine/symbols.py)
-    # and needs nothing from the build: run beside it, the lab waits for the
-    # longer of the two, not both ("policy" then counts only the wait after the
-    # build). Not in the sandbox: there the build comes first, so that code the
-    # sandbox refuses is never compiled outside it.
+    # and needs nothing from the build: it runs beside it ("policy" counts only
+    # the wait after). Not in the sandbox: there the build comes first, so that
+    # code the sandbox refuses is never compiled outside it. The tests run
+    # whatever it says, so where none is timed here it goes on beside them too
+    # (a batch worker waited a median 4.7 s for it after the build: h100/
+    # throughput-03888d5-*-places4.log); a timing never has a compiler beside it.
     with concurrent.futures.ThreadPoolExecutor(1) as beside:
         early = beside.submit(linked) if check and not sandboxed else None
         with phases("build"):
@@ -257,84 +261,83 @@ def _grade_lab(
                 result.status = LabStatus.POLICY
                 result.reason = "; ".join(_violation_text(v) for v in violations)
             return result
-        if check:
+        if check and (early is None or timed_here):
             with phases("policy"):
                 violations += early.result() if early is not None else linked()
-
-    own = isolation is None
-    iso = isolation_mod.contained() if own else isolation
-    try:
-        runner = build_dir / "tests" / target
-        checker = build_dir / "tests" / checker_target(lab)
-        later = timed_later is not None and perf
-        kw = CheckerOptions(
-            impl=impl,
-            timeout=timeout,
-            seed=seed,
-            env=env,
-            ceiling_gbps=ceiling_gbps,
-            gpu_expected=gpu_expected and lab.needs_gpu,
-            call_timeout=min(60.0, timeout / 2),
-        )
-
-        # A run that times (alone, or the preflight's) keeps CUDA's defaults.
-        timed_here = perf and not later
-        untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
-
-        shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
-
-        def tests(alone: bool, admit: Admit | None) -> BinaryRun:
-            options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
-            if alone:  # it stops every other worker's GPU work (shared_gpu.py)
-                options["timeout"] = min(timeout, ALONE_SECONDS)
-                options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
-            elif shared_bound:
-                options["call_timeout"] = min(options["call_timeout"], shared_bound)
-            return run_checker(
-                checker,
-                lab.id,
-                iso.runner(runner, env=options["env"]),
-                perf=timed_here,
-                gtest_filter=UNTIMED_TESTS if later else None,
-                admit=admit,
-                max_timeouts=SHARED_MAX_TIMEOUTS if admit is not None else None,
-                **options,
+            early = None
+        own = isolation is None
+        iso = isolation_mod.contained() if own else isolation
+        try:
+            runner = build_dir / "tests" / target
+            checker = build_dir / "tests" / checker_target(lab)
+            kw = CheckerOptions(
+                impl=impl,
+                timeout=timeout,
+                seed=seed,
+                env=env,
+                ceiling_gbps=ceiling_gbps,
+                gpu_expected=gpu_expected and lab.needs_gpu,
+                call_timeout=min(60.0, timeout / 2),
             )
+            # A run that times (alone, or the preflight's) keeps CUDA's defaults.
+            untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
+            shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 
-        with phases("tests"):
-            run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
-        result = score(lab, run)
-        if rerun:
-            result.notes.append(rerun)
-        elif shared_bound and hung(run):
-            result.notes.append(SHARED_CALL_NOTE.format(seconds=shared_bound))
-        note = iso.note()
-        if (
-            note
-            and result.status == LabStatus.GRADED
-            and result.points_correctness == 0
-            and not (result.first_failure and result.first_failure.hint == "not_implemented")
-        ):
-            result.notes.append(note)
-        if sanitize and lab.spans_gpus and result.status == LabStatus.GRADED:
-            # Its GPUs spin on each other's flags inside a call, which a tool
-            # that serialises kernel launches can turn into a hang: not run
-            # (lab 12's mutants are caught by its exact checks instead).
-            result.sanitizer["all"] = "unavailable"
-            result.notes.append(SPANS_GPUS_SANITIZER_NOTE)
-        elif (
-            sanitize
-            and lab.needs_gpu
-            and result.status == LabStatus.GRADED
-            and result.points_correctness
-        ):
-            with phases("sanitizer"):
-                sanitize_lab(
-                    lab, checker, runner, iso, result, gate=gate, env=untimed_env, seed=seed
+            def tests(alone: bool, admit: Admit | None) -> BinaryRun:
+                options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
+                if alone:  # it stops every other worker's GPU work (shared_gpu.py)
+                    options["timeout"] = min(timeout, ALONE_SECONDS)
+                    options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
+                elif shared_bound:
+                    options["call_timeout"] = min(options["call_timeout"], shared_bound)
+                return run_checker(
+                    checker,
+                    lab.id,
+                    iso.runner(runner, env=options["env"]),
+                    perf=timed_here,
+                    gtest_filter=UNTIMED_TESTS if later else None,
+                    admit=admit,
+                    max_timeouts=SHARED_MAX_TIMEOUTS if admit is not None else None,
+                    **options,
                 )
-    finally:
-        if own:
-            iso.cleanup()
+
+            with phases("tests"):
+                run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
+            result = score(lab, run)
+            if rerun:
+                result.notes.append(rerun)
+            elif shared_bound and hung(run):
+                result.notes.append(SHARED_CALL_NOTE.format(seconds=shared_bound))
+            note = iso.note()
+            if (
+                note
+                and result.status == LabStatus.GRADED
+                and result.points_correctness == 0
+                and not (result.first_failure and result.first_failure.hint == "not_implemented")
+            ):
+                result.notes.append(note)
+            if sanitize and lab.spans_gpus and result.status == LabStatus.GRADED:
+                # Its GPUs spin on each other's flags inside a call, which a tool
+                # that serialises kernel launches can turn into a hang: not run
+                # (lab 12's mutants are caught by its exact checks instead).
+                result.sanitizer["all"] = "unavailable"
+                result.notes.append(SPANS_GPUS_SANITIZER_NOTE)
+            elif (
+                sanitize
+                and lab.needs_gpu
+                and result.status == LabStatus.GRADED
+                and result.points_correctness
+            ):
+                with phases("sanitizer"):
+                    sanitize_lab(
+                        lab, checker, runner, iso, result, gate=gate, env=untimed_env, seed=seed
+                    )
+        finally:
+            if own:
+                iso.cleanup()
+        if early is not None:
+            with phases("policy"):
+                violations += early.result()
     if violations:
         result.status = LabStatus.POLICY
         result.points_correctness = result.points_performance = 0.0

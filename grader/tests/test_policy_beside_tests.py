@@ -1,0 +1,59 @@
+"""lab_grading.grade_lab: the linked policy check goes on beside a lab's
+untimed tests, and its verdict still stands; where the tests are timed in
+place it has ended before they start (nothing compiles beside a timing)."""
+
+import threading
+
+from grader.engine import lab_grading, policy
+from grader.status import LabStatus
+from grader.tests.test_shared_gpu import COURSE, REPO_BUILD, Built, FakeIso, run_with
+
+VIOLATION = policy.Violation("reduce.cu", 3, "cub::DeviceReduce::Sum", "a library reduction")
+
+
+def grade(monkeypatch, perf: bool, timed_later):
+    order: list[str] = []
+    tests_began = threading.Event()
+
+    def linked(lab, lab_dir, repo, work):
+        order.append("policy starts")
+        tests_began.wait(0.5)  # long enough for tests started beside it to begin
+        order.append("policy ends")
+        return [VIOLATION]
+
+    def fake_run_checker(checker, lab_id, spec, **kw):
+        order.append("tests")
+        tests_began.set()
+        return run_with()
+
+    monkeypatch.setattr(lab_grading, "_linked_violations", linked)
+    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
+    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
+    result = lab_grading.grade_lab(
+        COURSE.lab("07"),
+        REPO_BUILD,
+        timeout=600,
+        perf=perf,
+        sanitize=False,
+        isolation=FakeIso(),
+        linked_policy=True,
+        timed_later=timed_later,
+        gpu_count=1,
+    )
+    return result, order
+
+
+def test_the_policy_check_goes_on_beside_untimed_tests_and_its_verdict_stands(monkeypatch):
+    for perf, timed_later in ((True, []), (False, None)):
+        result, order = grade(monkeypatch, perf, timed_later)
+        assert order == ["policy starts", "tests", "policy ends"], (perf, order)
+        assert result.status == LabStatus.POLICY and "cub::DeviceReduce::Sum" in result.reason
+        assert result.points_correctness == result.points_performance == 0.0
+        assert timed_later in (None, [])  # nothing of a refused lab is timed later
+
+
+def test_tests_timed_in_place_start_after_the_policy_check(monkeypatch):
+    result, order = grade(monkeypatch, perf=True, timed_later=None)
+    assert order == ["policy starts", "policy ends", "tests"]
+    assert result.status == LabStatus.POLICY
