@@ -6,7 +6,7 @@ import threading
 
 from grader.engine import lab_grading, policy
 from grader.status import LabStatus
-from grader.tests.test_shared_gpu import COURSE, REPO_BUILD, Built, FakeIso, run_with
+from grader.tests.test_shared_gpu import grade_07, run_with
 
 VIOLATION = policy.Violation("reduce.cu", 3, "cub::DeviceReduce::Sum", "a library reduction")
 
@@ -27,16 +27,11 @@ def grade(monkeypatch, perf: bool, timed_later):
         return run_with()
 
     monkeypatch.setattr(lab_grading, "_linked_violations", linked)
-    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
-    monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
-    monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
-    result = lab_grading.grade_lab(
-        COURSE.lab("07"),
-        REPO_BUILD,
-        timeout=600,
+    result = grade_07(
+        monkeypatch,
+        fake_run_checker,
+        None,
         perf=perf,
-        sanitize=False,
-        isolation=FakeIso(),
         linked_policy=True,
         timed_later=timed_later,
         gpu_count=1,

@@ -123,9 +123,11 @@ class FakeIso:
         return ""
 
 
-def grade_07(monkeypatch, fake_run_checker, gate, perf=False, lab_id="07", **kw):
+def grade_07(
+    monkeypatch, fake_run_checker, gate, perf=False, lab_id="07", linked_policy=False, **kw
+):
     """lab_grading.grade_lab of lab 07 (or `lab_id`), built already, its
-    checker runs faked."""
+    checker runs faked (and its linked policy check not run, unless asked)."""
     from grader.engine import lab_grading
 
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
@@ -139,7 +141,7 @@ def grade_07(monkeypatch, fake_run_checker, gate, perf=False, lab_id="07", **kw)
         perf=perf,
         sanitize=False,
         isolation=FakeIso(),
-        linked_policy=False,
+        linked_policy=linked_policy,
         gate=gate,
         **kw,
     )
