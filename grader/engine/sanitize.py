@@ -8,8 +8,9 @@ memory the tests do not watch. The sanitizer's tools see them: memcheck
 synccheck (invalid barriers and warp synchronisation), initcheck (reads of
 memory nothing wrote; on request only: the tests poison every buffer, so it
 finds little here). The checker drives the same calls as in grading, on the
-smallest sizes; the tool wraps only the runner, and says what it found with
-its exit code, which the checker records.
+smallest sizes (under racecheck each case's first call only: FIRST_CALL_ONLY);
+the tool wraps only the runner, and says what it found with its exit code,
+which the checker records.
 
 The sanitizer runs inside the lab's own process: it finds honest mistakes,
 it is not a security boundary (a submission built to hide from it can).
