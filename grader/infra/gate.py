@@ -100,12 +100,10 @@ START_SECONDS = 20.0
 # cases 1.36 s alone, 0.67 s a run two at once, 0.52 four, 0.55 eight, all
 # clean; racecheck 2.43 s alone, 1.12 a run eight at once; the old wrapping,
 # two at once: one hung until its 60 s limit. A quarter of the cores, at least one.
-# GRADER_SANITIZER_PLACES=N instead, for a study: 8 places on that machine
-# graded the class no faster than 4 (2,638 student-labs an hour against 2,741,
-# tests/gpu_runs/h100/throughput-03888d5-*-places*).
-SANITIZER_SLOTS = int(os.environ.get("GRADER_SANITIZER_PLACES") or 0) or max(
-    1, len(os.sched_getaffinity(0)) // 4
-)  # the cores this process may use
+# Eight places on that machine graded the class no faster than four (2,638
+# student-labs an hour against 2,741: tests/gpu_runs/h100/throughput-03888d5-
+# *-places*, through a study variable of 03888d5 since taken out).
+SANITIZER_SLOTS = max(1, len(os.sched_getaffinity(0)) // 4)  # the cores this process may use
 _SANITIZER_ALONE = threading.Lock()
 _SANITIZER_SHARED = threading.BoundedSemaphore(SANITIZER_SLOTS)
 

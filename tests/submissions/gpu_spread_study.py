@@ -20,8 +20,8 @@ usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
 Writes OUT/gpu-spread-study.json after every row and prints each row. Each run
 is admitted as a batch admits it (admission.py: the checker makes its context
 and starts its runner, then waits for GO): up_seconds is until then, and
-held_seconds after, what a batch's run slot would hold (since fd1971f's
-successor; earlier files time the runner's start inside the first case)."""
+held_seconds after, what a batch's run slot would hold (since d287673;
+earlier files time the runner's start inside the first case)."""
 
 from __future__ import annotations
 
@@ -130,14 +130,18 @@ def slowest(runs: list[dict], most: int = 8) -> dict[str, float]:
 
 def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:
     rows = []
-    for wrap, tool, named, variables in itertools.product(
-        args.wraps.split(","), args.tools.split(","), args.tests.split(";"), environments(args.envs)
+    # A tool runs over the sanitizer's own cases, as a batch runs it.
+    runs = [
+        (tool, named)
+        for tool in args.tools.split(",")
+        for named in (
+            args.tests.split(";") if tool == "none" else [f"small={sanitize.SMALL_CASES}"]
+        )
+    ]
+    for wrap, (tool, named), variables in itertools.product(
+        args.wraps.split(","), runs, environments(args.envs)
     ):
         tests_name, tests = named.split("=", 1)
-        if tool != "none":  # the sanitizer's own cases, as a batch runs them
-            if named != args.tests.split(";")[0]:
-                continue
-            tests_name, tests = "small", sanitize.SMALL_CASES
         for k in map(int, args.ks.split(",")):
             kept = tuple(variables.items())
             rows.append(Row(wrap, tool, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k))
