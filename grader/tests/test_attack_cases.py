@@ -90,3 +90,27 @@ def test_faults_bounded_check_reads_the_hints(tmp_path):
     assert judge.judge(attack, Result(), tmp_path, policy=False)
     Lab.hints = [*Lab.hints, "64 test(s) did not run: the lab's code hung, crashed or ..."]
     assert not judge.judge(attack, Result(), tmp_path, policy=False)
+
+
+def test_ceiling_check_takes_any_gpu_of_the_batch(tmp_path):
+    """A two-GPU batch measures a ceiling per GPU, and a lab may be graded on
+    either (f4f6d30 on two H100s: 3007.7 and 3003.0 GB/s); a figure neither
+    GPU measured is a moved yardstick."""
+    import json
+
+    class Lab:
+        lab, status, points, points_correctness, max_correctness = "07_x", "graded", 10, 6, 6
+        points_performance, fraction, notes, reason, first_failure = 4, 0.93, [], "", None
+        ceiling_gbps = 3003.0
+
+    class Result:
+        labs, notes = [Lab()], []
+
+    workers = [{"ceilings": {"gpu": {"before": b}}} for b in (3007.7, 3003.0)]
+    (tmp_path / "batch.json").write_text(json.dumps({"workers": workers}))
+    attack = {"name": "busy", "expect": "correct", "policy": "no", "check": ["ceiling_unmoved"]}
+    assert not judge.judge(attack, Result(), tmp_path, policy=False)
+    Lab.ceiling_gbps = 2900.0
+    assert judge.judge(attack, Result(), tmp_path, policy=False)
+    Lab.ceiling_gbps = None
+    assert judge.judge(attack, Result(), tmp_path, policy=False)

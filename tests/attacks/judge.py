@@ -62,12 +62,19 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
             if not any("did not run" in h for h in lab.hints):
                 problems.append(f"{name}: every test ran; hints: {lab.hints[:3]}")
         elif check == "ceiling_unmoved":
+            # The batch measured each GPU's ceiling before any student ran, and a
+            # lab records no GPU of its own: it must carry one of those figures.
+            # (On two H100s they differed by 0.16%, 3007.7 and 3003.0 GB/s:
+            # tests/gpu_runs/h100x2/gpucheck-attacks-f4f6d30.json.gz.)
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
-            before = json.loads((out / "batch.json").read_text())["workers"][0]["ceilings"][side][
-                "before"
-            ]
-            if lab.ceiling_gbps is None or abs(lab.ceiling_gbps - before) > 1e-3 * before:
-                problems.append(f"{name}: ceiling {lab.ceiling_gbps} is not the batch's {before}")
+            workers = json.loads((out / "batch.json").read_text())["workers"]
+            befores = [w["ceilings"][side]["before"] for w in workers]
+            if lab.ceiling_gbps is None or not any(
+                abs(lab.ceiling_gbps - b) <= 1e-3 * b for b in befores
+            ):
+                problems.append(
+                    f"{name}: ceiling {lab.ceiling_gbps} is none of the batch's {befores}"
+                )
     return problems
 
 
