@@ -112,3 +112,45 @@ def test_holds_by_kind_sum_each_kind_of_run():
         HOLDS.replace("[trace +31.0 s] w1", "[trace +30.5 s] interrupted\n[trace +31.0 s] w1")
     )
     assert cut["tests"]["runs"] == 1 and cut["tests"]["held_seconds"] == 4.0
+
+
+COMPLETE = """[trace +10.0 s] w0 a 02_interleaved: graded {}
+[trace +11.0 s] w0 a 04_sequential_addressing: graded {}
+[trace +11.5 s] w0 a: 2 timed part(s) wait
+[trace +12.0 s] w1 b 02_interleaved: build_failed {}
+[trace +13.0 s] w1 b 04_sequential_addressing: build_failed {}
+[trace +13.5 s] w1 b: 0 timed part(s) wait
+[trace +13.6 s] w1 b: done
+[trace +20.0 s] w0-timed timed alone: waited 8.0 s, ran 1.0 s, started 1.0 s
+[trace +20.1 s] w0 a: done
+[trace +25.0 s] w0 c 02_interleaved: graded {}
+[trace +30.0 s] w1 d 02_interleaved: graded {}
+[trace +31.0 s] interrupted
+[trace +31.5 s] w0-timed timed alone: waited 0.0 s, ran 0.0 s, started 0.1 s
+[trace +31.6 s] w0 c: done
+"""
+
+
+def test_complete_rate_counts_the_labs_of_students_done_in_the_span():
+    t = _throughput()
+    steady = t.steady_rate(COMPLETE)  # +10 to +30: 5 labs after the first
+    assert steady["student_labs"] == 5 and steady["per_hour"] == 900
+    # Done in (+10, +30]: b (2 labs) and a (2 labs, after its timed turn); c and
+    # d were graded but not done by +30 (c's "done" came after the interrupt).
+    assert t.complete_rate(COMPLETE, steady) == {
+        "student_labs": 4,
+        "seconds": 20.0,
+        "per_hour": 720,
+        "timed_turns": 1,
+        "unfinished_at_end": 2,
+    }
+    assert t.complete_rate(COMPLETE, None) is None
+
+
+def test_a_span_without_timed_turns_says_so():
+    t = _throughput()
+    log = "\n".join(
+        l for l in COMPLETE.splitlines() if "timed alone" not in l and " a: done" not in l
+    )
+    rate = t.complete_rate(log, t.steady_rate(log))
+    assert rate["timed_turns"] == 0 and rate["student_labs"] == 2 and rate["unfinished_at_end"] == 4

@@ -25,6 +25,17 @@ class of 300 pays once; and, over the same span, the median share of the CPU
 cores that were busy and of the GPUs' utilisation (sampled every 2 s from
 /proc/stat and nvidia-smi): which of the two held the batch back.
 
+The steady rate counts a lab when its untimed tests end; its timed part may
+still wait for a drain then, and a span too short for drains leaves their cost
+out (with 24 workers on one H100 the first drain came after a 116 s span:
+tests/gpu_runs/h100x2/throughput-f4f6d30-*). So over the same span it also
+reports the complete rate (complete_rate): the labs of the students that were
+done (timed parts run, result written), with the timed turns the span held and
+the labs graded by its end whose students were not done. While those pile up (a batch
+filling its pipeline) the complete rate is low and the steady rate high; the
+rate a long batch keeps lies between them, and they meet once the span holds
+as many drains as the batch needs.
+
 Over the same span, from the trace's run lines: how many shared runs held a
 run slot on average, and the share of the time a run held a GPU alone (a
 timed run) or nothing ran at all, and how much of that idle fell while a
@@ -37,7 +48,8 @@ line: seconds, student-labs per hour, and whether every outcome was right.
 Per kind of run (holds_by_kind): how many, and the seconds they held a slot
 or the GPU, started and waited.
 
-usage: throughput.py --analyse LOG   the steady rate, gpu_holds and holds_by_kind of a kept log"""
+usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds and holds_by_kind
+                                     of a kept log"""
 
 from __future__ import annotations
 
@@ -70,6 +82,7 @@ def main() -> int:
             json.dumps(
                 {
                     "steady": steady,
+                    "complete": complete_rate(log, steady),
                     "gpu_holds": gpu_holds(log, steady),
                     "holds_by_kind": holds_by_kind(log),
                 },
@@ -155,6 +168,7 @@ def main() -> int:
         "student_labs": student_labs,
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
         "steady": steady,
+        "complete": complete_rate(log_text, steady),
         "busy_while_steady": busy_between(sampler.samples, steady),
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
@@ -177,6 +191,13 @@ def main() -> int:
         + (" (cut at the deadline)" if cut else "")
         + f", {figures['student_labs_per_hour']} per hour"
         + (f" ({steady['per_hour']} per hour after the set-up)" if steady else "")
+        + (
+            f" ({figures['complete']['per_hour']} complete, "
+            f"{figures['complete']['timed_turns']} timed turns, "
+            f"{figures['complete']['unfinished_at_end']} labs of students unfinished at the end)"
+            if figures["complete"]
+            else ""
+        )
         + (
             f" (CPU {busy['cpu_busy']:.0%} busy, GPU {busy['gpu_util']}% used, medians)"
             if busy
@@ -231,6 +252,44 @@ def steady_rate(log: str) -> dict | None:
         "per_hour": round(labs * 3600 / span),
         "from": times[0],
         "to": times[-1],
+    }
+
+
+_LAB = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+) \d\d_\w+: \w+ ")
+_DONE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+): done$")
+
+
+def complete_rate(log: str, steady: dict | None) -> dict | None:
+    """Over the steady span: the student-labs of the students done in it (their
+    timed parts run and their results complete; batch_worker's "done" line) an
+    hour, how many timed turns ended in it, and how many labs were graded by its
+    end whose students were not done then (the rest of the student's labs, or a
+    timed turn, still to come).
+    Lines after the interrupt are left out (their runs were killed)."""
+    if not steady:
+        return None
+    stop = _interrupted_at(log)
+    lo, hi = steady["from"], steady["to"]
+    labs: dict[str, int] = {}  # student -> labs graded by the end of the span
+    done: dict[str, float] = {}
+    turns = 0
+    for line in log.splitlines():
+        if m := _LAB.match(line):
+            if float(m.group(1)) <= min(hi, stop):
+                labs[m.group(2)] = labs.get(m.group(2), 0) + 1
+        elif m := _DONE.match(line):
+            if float(m.group(1)) < stop:
+                done[m.group(2)] = float(m.group(1))
+        elif (m := _HOLD.match(line)) and m.group(2) == "timed" and m.group(3):
+            turns += lo < float(m.group(1)) <= min(hi, stop)
+    finished = sum(labs.get(s, 0) for s, t in done.items() if lo < t <= hi)
+    span = hi - lo
+    return {
+        "student_labs": finished,
+        "seconds": round(span, 1),
+        "per_hour": round(finished * 3600 / span),
+        "timed_turns": turns,
+        "unfinished_at_end": sum(n for s, n in labs.items() if not done.get(s, hi + 1) <= hi),
     }
 
 
