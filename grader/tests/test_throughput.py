@@ -154,3 +154,19 @@ def test_a_span_without_timed_turns_says_so():
     )
     rate = t.complete_rate(log, t.steady_rate(log))
     assert rate["timed_turns"] == 0 and rate["student_labs"] == 2 and rate["unfinished_at_end"] == 4
+
+
+def test_phases_are_the_labs_timing_over_the_steady_span():
+    t = _throughput()
+    log = """[trace +5.0 s] w0 a 02_interleaved: graded {'build': 9.0}
+[trace +10.0 s] w0 a 04_sequential_addressing: graded {'build': 2.0, 'tests': 1.5}
+[trace +20.0 s] w1 b 02_interleaved: graded {'build': 4.0, 'sanitizer': 8.0}
+[trace +30.0 s] w1 b 04_sequential_addressing: build_failed {'build': 0.5}
+"""
+    steady = {"from": 10.0, "to": 30.0}  # the +5 line lies before it
+    assert t.phases(log, steady) == {
+        "build": {"labs": 3, "median": 2.0, "total": 6.5},
+        "sanitizer": {"labs": 1, "median": 8.0, "total": 8.0},
+        "tests": {"labs": 1, "median": 1.5, "total": 1.5},
+    }
+    assert t.phases(log, None) is None

@@ -46,7 +46,8 @@ class report as OUT/throughput-NAME-report.html, and prints one
 line: seconds, student-labs per hour, and whether every outcome was right.
 
 Per kind of run (holds_by_kind): how many, and the seconds they held a slot
-or the GPU, started and waited.
+or the GPU, started and waited. Per phase of a worker's lab (phases: build,
+policy, tests, sanitizer): how many labs, the median and the total seconds.
 
 usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds and holds_by_kind
                                      of a kept log"""
@@ -85,6 +86,7 @@ def main() -> int:
                     "complete": complete_rate(log, steady),
                     "gpu_holds": gpu_holds(log, steady),
                     "holds_by_kind": holds_by_kind(log),
+                    "phases": phases(log, steady),
                 },
                 indent=2,
             )
@@ -172,6 +174,7 @@ def main() -> int:
         "busy_while_steady": busy_between(sampler.samples, steady),
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
+        "phases": phases(log_text, steady),
         "samples": sampler.samples,
         "check_problems": problems,
         "log_tail": log_text[-4000:],
@@ -290,6 +293,35 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
         "per_hour": round(finished * 3600 / span),
         "timed_turns": turns,
         "unfinished_at_end": sum(n for s, n in labs.items() if not done.get(s, hi + 1) <= hi),
+    }
+
+
+_PHASES = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: \w+ (\{.*\})$")
+
+
+def phases(log: str, steady: dict | None) -> dict[str, dict] | None:
+    """Over the steady span, per phase of a worker's lab (build, policy, tests,
+    sanitizer: lab_grading.Phases, the lab's trace line): how many labs had it,
+    its median and its total seconds. Where a worker's time goes, and so what
+    to make cheaper or run beside what."""
+    if not steady:
+        return None
+    seconds: dict[str, list[float]] = {}
+    for m in map(_PHASES.match, log.splitlines()):
+        if m and steady["from"] <= float(m.group(1)) <= steady["to"]:
+            try:
+                timing = json.loads(m.group(2).replace("'", '"'))
+            except json.JSONDecodeError:
+                continue
+            for name, value in timing.items():
+                seconds.setdefault(name, []).append(float(value))
+    return {
+        name: {
+            "labs": len(v),
+            "median": round(statistics.median(v), 2),
+            "total": round(sum(v), 1),
+        }
+        for name, v in sorted(seconds.items())
     }
 
 
