@@ -310,17 +310,34 @@ def _run_locked(
     for w in (w for w in workers if w.lead):
         for side, c in w.ceilings.items():
             if c.drifted():
+                where = drift_students(done, w.gpu_uuids)
                 progress(
-                    f"[batch] WARNING: the {side} copy ceiling moved from {c.before:.0f} to "
-                    f"{c.after:.0f} GB/s during the batch (more than "
-                    f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; "
-                    "regrade the performance points"
+                    f"[batch] WARNING: the {side} copy ceiling{' of GPU ' + w.gpu_uuids if w.gpu_uuids else ''} "
+                    f"moved from {c.before:.0f} to {c.after:.0f} GB/s during the batch (more than "
+                    f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; regrade the "
+                    f"performance points of the {len(where)} student(s) graded there "
+                    "(batch.json's ceiling_drift lists them)"
                 )
-                report["ceiling_drift"] = True
+                report.setdefault("ceiling_drift", []).append(
+                    {
+                        "gpu": w.gpu_uuids,
+                        "side": side,
+                        "before": c.before,
+                        "after": c.after,
+                        "students": where,
+                    }
+                )
     _finish(config, labs, done, report, progress)
     if errors:
         raise errors[0]
     return done
+
+
+def drift_students(done: list[StudentResult], gpu: str) -> list[str]:
+    """The students of `done` graded on `gpu` (a worker's gpu_uuids): every one
+    where the batch knows no GPU (gpu empty), or where a result does not say
+    (graded before results recorded it)."""
+    return sorted(r.student for r in done if not gpu or not r.gpu or r.gpu == gpu)
 
 
 def _wait(barrier: threading.Barrier) -> None:

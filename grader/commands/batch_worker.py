@@ -57,6 +57,7 @@ class Worker:
         # A worker without a GPU of its own (a Slurm task: CUDA_VISIBLE_DEVICES
         # names the one Slurm gave it) still expects one when the machine has one.
         self.gpu_expected = self.gpu is not None or (gpu is None and bool(gpus.visible()))
+        self.gpu_uuids = self.gpu.uuid if self.gpu is not None else ",".join(gpus.visible_gpus())
         self.src = root / "src"
         self.build = self.src / "build"
         self.sandbox: Sandbox | None = None
@@ -216,6 +217,7 @@ class Worker:
             toolchain.git_commit(),
             now,
             options=self.config.fingerprint(),
+            gpu=self.gpu_uuids,
             **fields,
         )
 

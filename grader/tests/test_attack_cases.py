@@ -106,10 +106,18 @@ def test_ceiling_check_takes_any_gpu_of_the_batch(tmp_path):
     class Result:
         labs, notes = [Lab()], []
 
-    workers = [{"ceilings": {"gpu": {"before": b}}} for b in (3007.7, 3003.0)]
+    workers = [
+        {"gpu": g, "ceilings": {"gpu": {"before": b}}}
+        for g, b in (("GPU-0", 3007.7), ("GPU-1", 3003.0))
+    ]
     (tmp_path / "batch.json").write_text(json.dumps({"workers": workers}))
     attack = {"name": "busy", "expect": "correct", "policy": "no", "check": ["ceiling_unmoved"]}
     assert not judge.judge(attack, Result(), tmp_path, policy=False)
+    Result.gpu = "GPU-1"  # a result that names its GPU gets that GPU's figure only
+    assert not judge.judge(attack, Result(), tmp_path, policy=False)
+    Result.gpu = "GPU-0"
+    assert judge.judge(attack, Result(), tmp_path, policy=False)
+    del Result.gpu
     Lab.ceiling_gbps = 2900.0
     assert judge.judge(attack, Result(), tmp_path, policy=False)
     Lab.ceiling_gbps = None

@@ -62,13 +62,15 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
             if not any("did not run" in h for h in lab.hints):
                 problems.append(f"{name}: every test ran; hints: {lab.hints[:3]}")
         elif check == "ceiling_unmoved":
-            # The batch measured each GPU's ceiling before any student ran, and a
-            # lab records no GPU of its own: it must carry one of those figures.
-            # (On two H100s they differed by 0.16%, 3007.7 and 3003.0 GB/s:
-            # tests/gpu_runs/h100x2/gpucheck-attacks-f4f6d30.json.gz.)
+            # The batch measured each GPU's ceiling before any student ran; the
+            # lab must carry the one of the GPU its result names (on two H100s
+            # they differed by 0.16%, 3007.7 and 3003.0 GB/s: tests/gpu_runs/
+            # h100x2/gpucheck-attacks-f4f6d30.json.gz), or of any GPU of the
+            # batch where it names none.
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
             workers = json.loads((out / "batch.json").read_text())["workers"]
-            befores = [w["ceilings"][side]["before"] for w in workers]
+            own = [w for w in workers if w["gpu"] and w["gpu"] == getattr(result, "gpu", "")]
+            befores = [w["ceilings"][side]["before"] for w in own or workers]
             if lab.ceiling_gbps is None or not any(
                 abs(lab.ceiling_gbps - b) <= 1e-3 * b for b in befores
             ):
