@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 from collections.abc import Callable
 import threading
 import time
@@ -48,9 +49,10 @@ from .batch_config import (
     CEILING_DRIFT_BOUND,
     BatchConfig,
     BatchError,
+    Interrupted,
 )
 from ..infra.trace import trace
-from .batch_guard import OutLock, check_space
+from .batch_guard import OutLock, check_space, signals_noted
 from .batch_worker import Worker, summary_line
 from .gpu_group import GpuGroup
 from .timed_stage import TimedStage
@@ -253,9 +255,10 @@ def _run_locked(
             stage.wait()
             worker.close()
 
-    # Each worker sets its event when it is done. The main thread waits on the
-    # events, not in Thread.join: a join interrupted by a signal handler's
-    # exception marks a running thread as stopped (CPython 3.11, bpo-45274).
+    # Each worker sets its event when it is done. The main thread polls the
+    # events, not Thread.join: a join interrupted by a signal handler's
+    # exception marks a running thread as stopped (CPython 3.11, bpo-45274);
+    # and it takes signals as notes (signals_noted), not where they land.
     finished = [threading.Event() for _ in workers]
 
     def run_worker(worker: Worker, done_event: threading.Event) -> None:
@@ -270,24 +273,28 @@ def _run_locked(
     ]
     for t in threads:
         t.start()
-    try:
-        for event in finished:
-            while not event.wait(0.5):
-                pass
-    except BaseException:
-        # Ctrl-C or SIGTERM (Interrupted): no new student starts, every process
-        # the workers have alive is killed, their temporary folders are removed
-        # as they unwind, and what was being graded is not saved.
-        stop.set()
-        trace("interrupted")  # throughput.py counts the labs graded before this line
-        # A process started since the last round dies within 0.1 s. (Waiting
-        # 0.2 s on each worker's event in turn let one live up to 3.2 s with 16
-        # workers: the batch took 35 s to stop, tests/gpu_runs/h200/
-        # throughput-c4ed17f-j16-x2-stop.log.)
-        while not all(event.is_set() for event in finished):
-            proc.kill_all()
-            time.sleep(0.1)
-        raise
+    with signals_noted() as noted:
+        try:
+            while not all(event.is_set() for event in finished):
+                if noted:
+                    raise (
+                        KeyboardInterrupt() if noted[0] == signal.SIGINT else Interrupted(noted[0])
+                    )
+                time.sleep(0.1)
+        except BaseException:
+            # Ctrl-C or SIGTERM (Interrupted): no new student starts, every
+            # process the workers have alive is killed, their temporary folders
+            # are removed as they unwind, and what was being graded is not saved.
+            stop.set()
+            trace("interrupted")  # throughput.py counts the labs graded before this line
+            # A process started since the last round dies within 0.1 s. (Waiting
+            # 0.2 s on each worker's event in turn let one live up to 3.2 s with
+            # 16 workers: the batch took 35 s to stop, tests/gpu_runs/h200/
+            # throughput-c4ed17f-j16-x2-stop.log.)
+            while not all(event.is_set() for event in finished):
+                proc.kill_all()
+                time.sleep(0.1)
+            raise
     for t in threads:
         t.join()
     if errors and not done:

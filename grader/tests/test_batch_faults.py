@@ -364,6 +364,43 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
 
 
 @pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
+def test_a_second_signal_while_the_batch_stops_cannot_cut_its_killing_short(tmp_path):
+    # An impatient instructor presses Ctrl-C again, or a scheduler follows with
+    # SIGTERM, while the workers wind down. Raised where it landed, the second
+    # signal left the killing loop and the workers went on starting processes,
+    # which kept the batch alive (here: sleeps of 97 s, 20 a worker).
+    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
+    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=20))
+    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("a", "b")]
+    run = subprocess.Popen(
+        [sys.executable, str(driver), *specs, "--out", str(tmp_path / "out"), "--lab", "01"]
+        + ["--jobs-per-gpu", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while len(_sleepers()) < 2 and time.time() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    if len(_sleepers()) < 2:
+        run.kill()
+        pytest.fail("two workers never ran at once: " + run.communicate()[1][-2000:])
+    run.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    run.send_signal(signal.SIGINT)
+    run.send_signal(signal.SIGTERM)
+    try:
+        _, err = run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        pytest.fail("the batch did not stop")
+    assert run.returncode == 130  # the first signal's
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    assert not _sleepers(), "a test process outlived the batch"
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
 def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(tmp_path):
     # Workers go on to their next step until they see the stop: each process
     # they start must die at once. Killing between waits of 0.2 s on each
