@@ -66,8 +66,9 @@ def signals_noted():
     Raised where they land, they can land inside threading's own locking: an
     exception in Event.wait can leave the event's lock released or held
     (CPython issue 118433), and a worker that then sets the event fails or
-    waits for ever. A batch once did not stop within 60 s of Ctrl-C
-    (grader/tests/test_batch_faults.py). A second signal while the batch stops
+    waits for ever: the likely cause of a batch that once did not stop within
+    60 s of Ctrl-C (grader/tests/test_batch_faults.py, seen once in 21 runs and
+    not again). A second signal while the batch stops
     is noted too, and cannot cut its killing short. Outside the main thread,
     which alone receives signals, nothing changes."""
     noted: list[int] = []
