@@ -317,9 +317,12 @@ def _run_locked(
     for w in (w for w in workers if w.lead):
         for side, c in w.ceilings.items():
             if c.drifted():
-                where = drift_students(done, w.gpu_uuids)
+                # The host's ceiling (lab 01) is every worker's; a GPU's, its own.
+                gpu = w.gpu_uuids if side == "gpu" else ""
+                where = drift_students(done, gpu)
+                of = f" of GPU {gpu}" if gpu else ""
                 progress(
-                    f"[batch] WARNING: the {side} copy ceiling{' of GPU ' + w.gpu_uuids if w.gpu_uuids else ''} "
+                    f"[batch] WARNING: the {side} copy ceiling{of} "
                     f"moved from {c.before:.0f} to {c.after:.0f} GB/s during the batch (more than "
                     f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; regrade the "
                     f"performance points of the {len(where)} student(s) graded there "
@@ -327,7 +330,7 @@ def _run_locked(
                 )
                 report.setdefault("ceiling_drift", []).append(
                     {
-                        "gpu": w.gpu_uuids,
+                        "gpu": gpu,
                         "side": side,
                         "before": c.before,
                         "after": c.after,

@@ -1,8 +1,10 @@
 """A copy ceiling that moved during a batch: the warning and batch.json name
-the GPU and the students graded on it, whose performance points need a
-regrade; each result says which GPU graded it."""
+the GPU and the students graded on it (the host's ceiling: every student),
+whose performance points need a regrade; each result says which GPU graded it."""
 
 import json
+
+import pytest
 
 from conftest import student_folder
 
@@ -12,17 +14,17 @@ from grader.infra import store
 from grader.results import StudentResult
 
 
-def _ceilings(after: float):
+def _ceilings(side: str, after: float):
     def measure(self, labs, course, when):
-        c = self.ceilings.setdefault("cpu", Ceiling(kind="checker-cpu_sum", device="host CPU"))
+        c = self.ceilings.setdefault(side, Ceiling(kind="checker-x", device="d"))
         setattr(c, when, 80.0 if when == "before" else after)
 
     return measure
 
 
-def _run(tmp_path, monkeypatch, after: float):
+def _run(tmp_path, monkeypatch, after: float, side: str = "gpu"):
     monkeypatch.setattr(batch_worker.gpus, "visible_gpus", lambda: ["GPU-aaaa"])
-    monkeypatch.setattr(batch_worker.Worker, "measure_ceilings", _ceilings(after))
+    monkeypatch.setattr(batch_worker.Worker, "measure_ceilings", _ceilings(side, after))
     specs = [str(student_folder(tmp_path, s, "  return 42;\n")) for s in ("kay", "lee")]
     messages: list[str] = []
     cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])
@@ -30,18 +32,16 @@ def _run(tmp_path, monkeypatch, after: float):
     return messages, json.loads((tmp_path / "out" / "batch.json").read_text())
 
 
-def test_a_moved_ceiling_names_the_gpu_and_its_students(tmp_path, monkeypatch, offline_batch):
-    messages, report = _run(tmp_path, monkeypatch, after=40.0)
+@pytest.mark.parametrize("side", ["gpu", "cpu"])
+def test_a_moved_ceiling_names_the_gpu_and_its_students(tmp_path, monkeypatch, offline_batch, side):
+    messages, report = _run(tmp_path, monkeypatch, after=40.0, side=side)
     warning = [m for m in messages if "WARNING" in m]
-    assert len(warning) == 1 and "GPU-aaaa" in warning[0] and "2 student(s)" in warning[0]
+    assert len(warning) == 1 and "2 student(s)" in warning[0]
+    # A GPU's ceiling is its own students'; the host's (lab 01) every student's.
+    gpu = "GPU-aaaa" if side == "gpu" else ""
+    assert ("of GPU GPU-aaaa" in warning[0]) == (side == "gpu")
     assert report["ceiling_drift"] == [
-        {
-            "gpu": "GPU-aaaa",
-            "side": "cpu",
-            "before": 80.0,
-            "after": 40.0,
-            "students": ["kay", "lee"],
-        }
+        {"gpu": gpu, "side": side, "before": 80.0, "after": 40.0, "students": ["kay", "lee"]}
     ]
     for s in ("kay", "lee"):
         result = store.load_result(tmp_path / "out" / "students" / s / "result.json")
