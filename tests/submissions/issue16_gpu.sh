@@ -19,7 +19,7 @@
 # the old grader) and measures what it graded by then (throughput.py --deadline).
 # Its steady rate leaves out drains that had not come by then, and its
 # complete rate counts only students done: for a figure to read issue 16's goal
-# against, give THROUGHPUT_S=560 (a device call's limit allows no more), so that
+# against, give THROUGHPUT_S=540 (a device call of 600 s leaves room for little more), so that
 # the span holds many drains (tests/gpu_runs/README.md says why).
 #
 # GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
