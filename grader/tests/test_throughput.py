@@ -2,6 +2,7 @@
 was interrupted were killed, not graded, and do not count."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "tests" / "submissions" / "throughput.py"
@@ -170,3 +171,21 @@ def test_phases_are_the_labs_timing_over_the_steady_span():
         "tests": {"labs": 1, "median": 1.5, "total": 1.5},
     }
     assert t.phases(log, None) is None
+
+
+def test_fractions_are_read_from_each_graded_result(tmp_path):
+    t = _throughput()
+    for student, labs in {
+        "alice": [
+            {"lab": "02_interleaved", "fraction": 0.28, "reference_fraction": 0.29},
+            {"lab": "04_sequential_addressing", "fraction": None},  # failed: no figure
+        ],
+        "bob": [{"lab": "02_interleaved", "fraction": 0.01, "reference_fraction": 0.29}],
+    }.items():
+        (tmp_path / "students" / student).mkdir(parents=True)
+        (tmp_path / "students" / student / "result.json").write_text(json.dumps({"labs": labs}))
+    (tmp_path / "students" / "carol").mkdir()
+    (tmp_path / "students" / "carol" / "result.json").write_text("not json")
+    assert t.fractions(tmp_path, ["alice", "bob", "carol", "dave"]) == {
+        "02_interleaved": {"reference": 0.29, "students": {"alice": 0.28, "bob": 0.01}}
+    }

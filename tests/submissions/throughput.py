@@ -48,6 +48,8 @@ line: seconds, student-labs per hour, and whether every outcome was right.
 Per kind of run (holds_by_kind): how many, and the seconds they held a slot
 or the GPU, started and waited. Per phase of a worker's lab (phases: build,
 policy, tests, sanitizer): how many labs, the median and the total seconds.
+Per lab, each graded student's fraction of the copy ceiling and the
+reference's (fractions): whether load moved what students are graded on.
 
 usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds and holds_by_kind
                                      of a kept log"""
@@ -175,6 +177,7 @@ def main() -> int:
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
         "phases": phases(log_text, steady),
+        "fractions": fractions(work / "out", graded),
         "samples": sampler.samples,
         "check_problems": problems,
         "log_tail": log_text[-4000:],
@@ -210,6 +213,28 @@ def main() -> int:
         + ("as expected" if not problems else f"WRONG: {problems}")
     )
     return 1 if problems else 0
+
+
+def fractions(out: Path, students: list[str]) -> dict[str, dict]:
+    """Per lab, the fraction of the copy ceiling each graded student's timed
+    part measured, and the reference's from the batch's preflight: whether a
+    loaded machine (a second GPU's runs beside a timed turn, more workers)
+    moves what a student is graded on. Read as the results are written, not
+    as the grader's classes read them (another commit's grader may differ)."""
+    labs: dict[str, dict] = {}
+    for student in students:
+        try:
+            result = json.loads((out / "students" / student / "result.json").read_text())
+        except (OSError, ValueError):
+            continue
+        for lab in result.get("labs", []) if isinstance(result, dict) else []:
+            if not isinstance(lab, dict) or lab.get("fraction") is None:
+                continue
+            entry = labs.setdefault(str(lab.get("lab")), {"reference": None, "students": {}})
+            entry["students"][student] = lab["fraction"]
+            if lab.get("reference_fraction") is not None:
+                entry["reference"] = lab["reference_fraction"]
+    return labs
 
 
 def write_report(out: Path, students: list[str], lab_ids: list[str]) -> Path:
