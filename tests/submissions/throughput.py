@@ -30,11 +30,11 @@ still wait for a drain then, and a span too short for drains leaves their cost
 out (with 24 workers on one H100 the first drain came after a 116 s span:
 tests/gpu_runs/h100x2/throughput-f4f6d30-*). So over the same span it also
 reports the complete rate (complete_rate): the labs of the students that were
-done (timed parts run, result written), with the timed turns the span held and
-the labs graded by its end whose students were not done. While those pile up (a batch
-filling its pipeline) the complete rate is low and the steady rate high; the
-rate a long batch keeps lies between them, and they meet once the span holds
-as many drains as the batch needs.
+done (timed parts run, result written), with the timed turns the span held
+and the labs graded by its end whose students were not done. While those pile
+up (a batch filling its pipeline) the complete rate is low and the steady rate
+high; the rate a long batch keeps lies between them, and they meet once the
+span holds as many drains as the batch needs.
 
 Over the same span, from the trace's run lines: how many shared runs held a
 run slot on average, and the share of the time a run held a GPU alone (a
