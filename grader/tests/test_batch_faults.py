@@ -363,28 +363,37 @@ def test_an_interrupted_batch_kills_its_processes_and_saves_nothing_half_graded(
     assert store.load_result(out / "students" / "pat" / "result.json") is None
 
 
+def _sleeping_workers(tmp_path, workers: int, sleeps: int) -> subprocess.Popen:
+    """A batch of `workers` students on as many workers, whose fake test
+    binary (a sleep of 97 s) each worker starts `sleeps` times in a row;
+    returned once every worker's first one runs."""
+    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
+    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=sleeps))
+    names = "abcdefgh"[:workers]
+    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in names]
+    run = subprocess.Popen(
+        [sys.executable, str(driver), *specs, "--out", str(tmp_path / "out"), "--lab", "01"]
+        + ["--jobs-per-gpu", str(workers)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while len(_sleepers()) < workers and time.time() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    if len(_sleepers()) < workers:
+        run.kill()
+        pytest.fail(f"{workers} workers never ran at once: " + run.communicate()[1][-2000:])
+    return run
+
+
 @pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep (procps)")
 def test_a_second_signal_while_the_batch_stops_cannot_cut_its_killing_short(tmp_path):
     # An impatient instructor presses Ctrl-C again, or a scheduler follows with
     # SIGTERM, while the workers wind down. Raised where it landed, the second
     # signal left the killing loop and the workers went on starting processes,
     # which kept the batch alive (here: sleeps of 97 s, 20 a worker).
-    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
-    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=20))
-    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("a", "b")]
-    run = subprocess.Popen(
-        [sys.executable, str(driver), *specs, "--out", str(tmp_path / "out"), "--lab", "01"]
-        + ["--jobs-per-gpu", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 120
-    while len(_sleepers()) < 2 and time.time() < deadline and run.poll() is None:
-        time.sleep(0.2)
-    if len(_sleepers()) < 2:
-        run.kill()
-        pytest.fail("two workers never ran at once: " + run.communicate()[1][-2000:])
+    run = _sleeping_workers(tmp_path, workers=2, sleeps=20)
     run.send_signal(signal.SIGINT)
     time.sleep(0.3)
     run.send_signal(signal.SIGINT)
@@ -406,22 +415,7 @@ def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(t
     # they start must die at once. Killing between waits of 0.2 s on each
     # worker in turn let such a process live 3 s with 16 workers, and a batch
     # took 35 s to stop (tests/gpu_runs/h200/throughput-c4ed17f-j16-x2-stop.log).
-    driver, marker = tmp_path / "driver.py", tmp_path / "grading"
-    driver.write_text(DRIVER.format(repo=str(REPO), marker=str(marker), sleeps=40))
-    specs = [str(student_folder(tmp_path, n, "  return 42;\n")) for n in ("a", "b", "c", "d")]
-    run = subprocess.Popen(
-        [sys.executable, str(driver), *specs, "--out", str(tmp_path / "out"), "--lab", "01"]
-        + ["--jobs-per-gpu", "4"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 120
-    while len(_sleepers()) < 4 and time.time() < deadline and run.poll() is None:
-        time.sleep(0.2)
-    if len(_sleepers()) < 4:
-        run.kill()
-        pytest.fail("four workers never ran at once: " + run.communicate()[1][-2000:])
+    run = _sleeping_workers(tmp_path, workers=4, sleeps=40)
     run.send_signal(signal.SIGINT)
     asked = time.monotonic()
     try:
