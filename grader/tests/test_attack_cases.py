@@ -104,7 +104,7 @@ def test_ceiling_check_takes_any_gpu_of_the_batch(tmp_path):
         ceiling_gbps = 3003.0
 
     class Result:
-        labs, notes = [Lab()], []
+        labs, notes, gpu = [Lab()], [], ""
 
     workers = [
         {"gpu": g, "ceilings": {"gpu": {"before": b}}}
@@ -117,7 +117,7 @@ def test_ceiling_check_takes_any_gpu_of_the_batch(tmp_path):
     assert not judge.judge(attack, Result(), tmp_path, policy=False)
     Result.gpu = "GPU-0"
     assert judge.judge(attack, Result(), tmp_path, policy=False)
-    del Result.gpu
+    Result.gpu = ""
     Lab.ceiling_gbps = 2900.0
     assert judge.judge(attack, Result(), tmp_path, policy=False)
     Lab.ceiling_gbps = None

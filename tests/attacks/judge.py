@@ -69,7 +69,7 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
             # batch where it names none.
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
             workers = json.loads((out / "batch.json").read_text())["workers"]
-            own = [w for w in workers if w["gpu"] and w["gpu"] == getattr(result, "gpu", "")]
+            own = [w for w in workers if w["gpu"] and w["gpu"] == result.gpu]
             befores = [w["ceilings"][side]["before"] for w in own or workers]
             if lab.ceiling_gbps is None or not any(
                 abs(lab.ceiling_gbps - b) <= 1e-3 * b for b in befores

@@ -250,7 +250,9 @@ def write_report(out: Path, students: list[str], lab_ids: list[str]) -> Path:
     )
 
 
-_TRACE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: (\w+) ")
+# A lab's line: "w3 alice 04_sequential_addressing: graded {'build': 2.1, ...}"
+# (when, whose, and the seconds of each phase).
+_TRACE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+) \d\d_\w+: \w+ (\{.*\})?")
 _INTERRUPTED = re.compile(r"^\[trace \+([0-9.]+) s\] interrupted$")
 
 
@@ -283,7 +285,6 @@ def steady_rate(log: str) -> dict | None:
     }
 
 
-_LAB = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+) \d\d_\w+: \w+ ")
 _DONE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+): done$")
 
 
@@ -302,7 +303,7 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
     done: dict[str, float] = {}
     turns = 0
     for line in log.splitlines():
-        if m := _LAB.match(line):
+        if m := _TRACE.match(line):
             if float(m.group(1)) <= min(hi, stop):
                 labs[m.group(2)] = labs.get(m.group(2), 0) + 1
         elif m := _DONE.match(line):
@@ -321,9 +322,6 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
     }
 
 
-_PHASES = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ \S+ \d\d_\w+: \w+ (\{.*\})$")
-
-
 def phases(log: str, steady: dict | None) -> dict[str, dict] | None:
     """Over the steady span, per phase of a worker's lab (build, policy, tests,
     sanitizer: lab_grading.Phases, the lab's trace line): how many labs had it,
@@ -332,10 +330,10 @@ def phases(log: str, steady: dict | None) -> dict[str, dict] | None:
     if not steady:
         return None
     seconds: dict[str, list[float]] = {}
-    for m in map(_PHASES.match, log.splitlines()):
-        if m and steady["from"] <= float(m.group(1)) <= steady["to"]:
+    for m in map(_TRACE.match, log.splitlines()):
+        if m and m.group(3) and steady["from"] <= float(m.group(1)) <= steady["to"]:
             try:
-                timing = json.loads(m.group(2).replace("'", '"'))
+                timing = json.loads(m.group(3).replace("'", '"'))
             except json.JSONDecodeError:
                 continue
             for name, value in timing.items():
