@@ -19,6 +19,12 @@ the class graded no faster: 2,696 student-labs an hour against 2,836 for
 fd1971f on the same H100 (tests/gpu_runs/h100/throughput-*-s255*). After
 fd1971f the slots no longer bound the batch, so it was taken out again.
 
+A checker of several passes (checker_passes.py) says 'n' between two: its
+runner has ended, and it asks to start the next. The slot is left, and the
+run leaves the GPU's shared side and comes back (gate.Ticket.rejoin, where
+`admit` has one): a drain for a timed run may pass there, as between two
+checkers. The next pass's 'r' takes a slot again.
+
 A checker that dies before it is ready closes READY: no slot is taken. The
 runner never sees either pipe: it is started with every other descriptor
 closed (runner_link.cpp), and the checker marks both close-on-exec.
@@ -26,7 +32,6 @@ closed (runner_link.cpp), and the checker marks both close-on-exec.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -34,7 +39,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 
-# What a run must hold from when its checker is up: a GPU's run slot (gate.Ticket.slot).
+# What a run must hold from when its checker is up: a GPU's run slot (a
+# gate.Ticket, whose rejoin() serves a checker's passes, or Ticket.slot).
 Admit = Callable[[], AbstractContextManager[object]]
 
 
@@ -77,20 +83,34 @@ class Admission:
         return self._waited + (time.monotonic() - since if since is not None else 0.0)
 
     def _admit(self) -> None:
-        try:
-            ready = os.read(self._ready_r, 1)
-        except OSError:
-            ready = b""
-        if not ready:
-            return  # it ended before its first test
-        self._waiting_since = time.monotonic()
-        held = self._slot()
-        held.__enter__()
-        self._held = held
-        self._waited = time.monotonic() - self._waiting_since
-        self._waiting_since = None
-        with contextlib.suppress(OSError):  # it may have been killed meanwhile
-            os.write(self._go_w, b"g")
+        while True:
+            try:
+                said = os.read(self._ready_r, 1)
+            except OSError:
+                said = b""
+            if said not in (b"r", b"n"):
+                return  # it ended (before its first test, or after its last)
+            self._waiting_since = time.monotonic()
+            if said == b"r":
+                held = self._slot()
+                held.__enter__()
+                self._held = held
+            else:
+                self._leave_slot()
+                rejoin = getattr(self._slot, "rejoin", None)
+                if rejoin is not None:
+                    rejoin()
+            self._waited += time.monotonic() - self._waiting_since
+            self._waiting_since = None
+            try:
+                os.write(self._go_w, b"g")
+            except OSError:
+                return  # it was killed meanwhile
+
+    def _leave_slot(self) -> None:
+        if self._held is not None:
+            self._held.__exit__(None, None, None)
+            self._held = None
 
     def close(self) -> None:
         """After the checker has ended (or never started): the slot is left."""
@@ -98,6 +118,4 @@ class Admission:
             self._thread.join()
         for fd in list(self._open):
             self._close(fd)
-        if self._held is not None:
-            self._held.__exit__(None, None, None)
-            self._held = None
+        self._leave_slot()

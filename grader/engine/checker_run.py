@@ -14,6 +14,7 @@ a run that stops early, for whatever reason, cannot skip a test into a pass.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -180,20 +181,12 @@ def run_checker(
     first_call_only: each case makes its first call only (a sanitizer's run:
     sanitize.FIRST_CALL_ONLY)."""
     checker = Path(checker)
-    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
-    if not os.access(checker, os.X_OK):
-        run.status, run.reason = RunStatus.MISSING, f"{checker} was not built"
-        return run
-    if not os.access(runner.binary, os.X_OK) and not runner.prefix:
-        run.status, run.reason = RunStatus.MISSING, f"{runner.binary} was not built"
-        return run
+    missing = missing_run(checker, runner)
+    if missing is not None:
+        return missing
     expected = list_tests(checker, gtest_filter)
-    full_env = checker_env(env, perf)
-    admission = Admission(admit) if admit is not None else None
-    with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
-        if admission is not None:
-            cleanup.callback(admission.close)
-        args = checker_args(
+    done, text = launch(
+        checker_args(
             checker,
             lab_id,
             runner,
@@ -202,42 +195,111 @@ def run_checker(
             gtest_filter=gtest_filter,
             ceiling_gbps=ceiling_gbps,
             call_timeout=call_timeout,
-            result_fd=results.fileno(),
+            result_fd=None,
             max_timeouts=max_timeouts,
             first_call_only=first_call_only,
-        )
+        ),
+        timeout=timeout,
+        env=checker_env(env, perf),
+        log_limit=log_limit,
+        admit=admit,
+    )
+    return judge(
+        Ending.of(done),
+        text,
+        expected,
+        checker=checker,
+        seed=seed,
+        gpu_expected=gpu_expected,
+        timeout=timeout,
+    )
+
+
+def missing_run(checker: Path, runner: RunnerSpec) -> BinaryRun | None:
+    """A run that cannot start, for want of the checker or the runner."""
+    if not os.access(checker, os.X_OK):
+        return BinaryRun(str(checker), RunStatus.MISSING, reason=f"{checker} was not built")
+    if not os.access(runner.binary, os.X_OK) and not runner.prefix:
+        return BinaryRun(str(checker), RunStatus.MISSING, reason=f"{runner.binary} was not built")
+    return None
+
+
+def launch(
+    args: list[str],
+    *,
+    timeout: float,
+    env: dict[str, str],
+    log_limit: int,
+    admit: Admit | None,
+    tail: int = 20000,
+) -> tuple[proc.Finished, str]:
+    """Runs the checker (args, without --result-fd) and returns how it ended
+    and its result stream."""
+    admission = Admission(admit) if admit is not None else None
+    with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
         if admission is not None:
-            args.append(admission.argument)
+            cleanup.callback(admission.close)
+            args = [*args, admission.argument]
         done = proc.run(
-            args,
+            [*args, f"--result-fd={results.fileno()}"],
             timeout=timeout,
-            env=full_env,
+            env=env,
             output_limit=log_limit,
+            tail=tail,
             pass_fds=(results.fileno(), *(admission.child_fds if admission else ())),
             on_start=admission.started if admission else None,
             paused=admission.paused if admission else None,
         )
         results.seek(0)
-        text = results.read(64 << 20).decode(errors="replace")
-    run.exit_code = done.code
-    run.output_tail = done.output[-6000:]
+        return done, results.read(64 << 20).decode(errors="replace")
+
+
+@dataclasses.dataclass
+class Ending:
+    """How the checker's run (or one pass of it: checker_passes.py) ended."""
+
+    code: int | None
+    timed_out: bool = False
+    over_limit: bool = False
+    output: str = ""
+    how: str = ""
+
+    @classmethod
+    def of(cls, done: proc.Finished) -> Ending:
+        return cls(done.code, done.timed_out, done.over_limit, done.output, done.describe())
+
+
+def judge(
+    ending: Ending,
+    text: str,
+    expected: list[str],
+    *,
+    checker: Path,
+    seed: int | None,
+    gpu_expected: bool | None,
+    timeout: float,
+) -> BinaryRun:
+    """The run's results from its result stream `text` and how it ended; each
+    expected test without a result is 'not_run'."""
+    run = BinaryRun(binary=str(checker), status=RunStatus.COMPLETED)
+    run.exit_code = ending.code
+    run.output_tail = ending.output[-6000:]
     cases, running, events = parse_stream(text)
     run.properties["seed"] = events.get("seed", "" if seed is None else str(seed))
     run.runner_exits = events["runner_exits"]
-    if done.code == SKIP_EXIT and not cases:
+    if ending.code == SKIP_EXIT and not cases:
+        skip_line = next((l for l in ending.output.splitlines() if l.startswith("SKIP")), None)
         if gpu_expected:
             run.status = RunStatus.CHECKER_FAILED
-            run.reason = "the checker found no usable GPU although this machine has one: " + next(
-                (l for l in done.output.splitlines() if l.startswith("SKIP")), done.output[-300:]
+            run.reason = "the checker found no usable GPU although this machine has one: " + (
+                skip_line or ending.output[-300:]
             )
         else:
             run.status = RunStatus.SKIPPED
-            run.reason = next(
-                (l for l in done.output.splitlines() if l.startswith("SKIP")), "skipped"
-            )
+            run.reason = skip_line or "skipped"
         return run
     run.cases = cases
-    if done.timed_out:
+    if ending.timed_out:
         run.status, run.reason = (
             RunStatus.TIMED_OUT,
             f"the lab's tests did not finish in {timeout:.0f} s",
@@ -252,15 +314,15 @@ def run_checker(
                     ],
                 )
             )
-    elif done.over_limit:
+    elif ending.over_limit:
         run.status, run.reason = RunStatus.CHECKER_FAILED, "the checker's log passed its size limit"
     elif "abort" in events:
         run.status, run.reason = RunStatus.CHECKER_FAILED, events["abort"]
-    elif done.code not in (0, 1):
+    elif ending.code not in (0, 1):
         # gtest exits 0 or 1; anything else is the checker's own failure (the
         # lab's code runs in another process, whose crashes are test results).
         run.status = RunStatus.CHECKER_FAILED
-        run.reason = f"the checker {done.describe()}: {done.output[-400:].strip()}"
+        run.reason = f"the checker {ending.how}: {ending.output[-400:].strip()}"
     if any(c.properties.get("fail_hint") == "checker_error" for c in run.cases):
         run.status = RunStatus.CHECKER_FAILED
         run.reason = next(

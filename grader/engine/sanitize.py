@@ -24,6 +24,8 @@ from pathlib import Path
 
 from ..status import RunStatus, SanitizerStatus
 from .admission import Admit
+from ..results import BinaryRun
+from .checker_passes import Pass, run_passes
 from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -130,6 +132,46 @@ def run_tool(
         admit=admit,
         first_call_only=tool in FIRST_CALL_ONLY,
     )
+    return verdict(tool, run)
+
+
+def run_tools(
+    checker: Path,
+    lab_id: str,
+    runner_binary: Path,
+    isolation,
+    tools: tuple[str, ...],
+    *,
+    gtest_filter: str = SMALL_CASES,
+    timeout: float = TOOL_SECONDS,
+    env: dict[str, str] | None = None,
+    seed: int | None = None,
+    admit: Admit | None = None,
+) -> list[SanitizerRun]:
+    """run_tool for each of `tools`, in one checker: a pass each
+    (checker_passes.py says why). `timeout` is each tool's, as in run_tool."""
+    if not available():
+        return [run_tool(checker, lab_id, runner_binary, isolation, t) for t in tools]
+    passes = [
+        Pass(t, isolation.runner(runner_binary, tool_prefix(t), env=env), t in FIRST_CALL_ONLY)
+        for t in tools
+    ]
+    runs = run_passes(
+        checker,
+        lab_id,
+        passes,
+        timeout=timeout * len(tools),
+        gtest_filter=gtest_filter,
+        seed=seed,
+        env=env,
+        call_timeout=min(timeout, 300.0),
+        admit=admit,
+    )
+    return [verdict(t, run) for t, run in zip(tools, runs)]
+
+
+def verdict(tool: str, run: BinaryRun) -> SanitizerRun:
+    """What a checker run of the small cases under `tool` found."""
     seconds = sum(c.time_ms for c in run.cases) / 1000.0
     if run.status == RunStatus.SKIPPED:
         return SanitizerRun(
@@ -146,7 +188,7 @@ def run_tool(
             seconds,
         )
     findings = _findings(run.output_tail)
-    codes = [e.get("how", {}).get("code") for e in run.runner_exits]
+    codes = [(e.get("how") or {}).get("code") for e in run.runner_exits]
     if FINDING_EXIT in codes or findings:
         return SanitizerRun(
             tool,
@@ -178,4 +220,4 @@ def run_all(
     tools: tuple[str, ...] = DEFAULT_TOOLS,
     **kw,
 ) -> list[SanitizerRun]:
-    return [run_tool(checker, lab_id, runner_binary, isolation, t, **kw) for t in tools]
+    return run_tools(checker, lab_id, runner_binary, isolation, tools, **kw)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 from pathlib import Path
 
-from ..infra.gate import Gate, held, sanitizer_slot
+from ..infra.gate import Gate, Ticket, held, sanitizer_slot
 from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
@@ -104,12 +104,15 @@ def shared_then_alone(
 
 
 @contextlib.contextmanager
-def timed_hold(gate: Gate | None, alone: bool, what: str) -> Iterator[Admit | None]:
+def timed_hold(
+    gate: Gate | None, alone: bool, what: str, passes: tuple[str, ...] = ()
+) -> Iterator[Admit | None]:
     """held(gate), with a trace line of how long the run waited for the GPU
     and how long it held it (GRADER_TRACE: where a batch's time goes). A
     shared run holds the gate's shared side here and yields the slot it must
     take once its processes are up (run_checker's `admit`, gate.py says why);
-    a run alone, or one without a gate, yields None."""
+    a run alone, or one without a gate, yields None. A checker of several
+    passes (checker_passes.py) gets a line for each, its name after `what`."""
     asked = time.monotonic()
     if gate is None or alone:
         with held(gate, exclusive=alone):
@@ -123,15 +126,22 @@ def timed_hold(gate: Gate | None, alone: bool, what: str) -> Iterator[Admit | No
                         f"waited {got - asked:.1f} s, ran {time.monotonic() - got:.1f} s"
                     )
         return
+    who = threading.current_thread().name
+    names = iter(f"{what} {p}" for p in passes)
+
+    def pass_ended(ticket: Ticket) -> None:
+        end = time.monotonic()
+        got = ticket.slot_got if ticket.slot_got is not None else end
+        ready = ticket.slot_asked if ticket.slot_asked is not None else end
+        name = next(names, what)
+        trace_hold(who, name, ticket.asked, ticket.passed, ready, got, end)
+
     with gate.shared_pass() as ticket:
-        passed = time.monotonic()
+        ticket.on_pass_end = pass_ended
         try:
-            yield ticket.slot
+            yield ticket
         finally:
-            end = time.monotonic()
-            got = ticket.slot_got if ticket.slot_got is not None else end
-            ready = ticket.slot_asked if ticket.slot_asked is not None else end
-            trace_hold(threading.current_thread().name, what, asked, passed, ready, got, end)
+            pass_ended(ticket)
 
 
 def trace_hold(
@@ -176,39 +186,38 @@ def sanitize_lab(
     seed: int,
 ) -> None:
     """The small cases under each compute-sanitizer tool, into `result`: a
-    hazard costs every point. Each tool holds the GPU (shared) for its own run
-    only, so that a timed run waiting for the GPU waits for one tool, not three."""
+    hazard costs every point. The tools run in one checker, a pass each
+    (checker_passes.py), which leaves the GPU's shared side between two, so
+    that a timed run waiting for the GPU waits for one tool, not three. A tool
+    whose pass went short of memory beside others runs again alone."""
     if not sanitize_mod.available():
         result.sanitizer["all"] = "unavailable"
         return
-    may_go_alone = True
-    for tool in sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS:
+    tools = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
 
-        def once(alone: bool, tool: str = tool) -> sanitize_mod.SanitizerRun:
-            # A run slot too, though the small cases need little memory: with
-            # the tools beside the slots' checkers (ee7424e, two H200s, 16
-            # workers a GPU) a test run took a median 14.8 s and a tool 5.2 s,
-            # against 2.4 s and 1.2 s in slots (h200x2/throughput-ee7424e-*,
-            # h100/throughput-64a5ad6-j16-x4-c10.log): the GPU switches
-            # between more contexts, and each waits its turn.
-            with sanitizer_slot(iso), timed_hold(gate, alone, f"sanitizer {tool}") as admit:
-                return sanitize_mod.run_tool(
-                    checker,
-                    lab.id,
-                    runner,
-                    iso,
-                    tool,
-                    env=env,
-                    seed=seed,
-                    timeout=ALONE_SECONDS if alone else sanitize_mod.TOOL_SECONDS,
-                    admit=admit,
-                )
+    def alone(tool: str) -> sanitize_mod.SanitizerRun:
+        with sanitizer_slot(iso), timed_hold(gate, True, f"sanitizer {tool}"):
+            return sanitize_mod.run_tool(
+                checker, lab.id, runner, iso, tool, env=env, seed=seed, timeout=ALONE_SECONDS
+            )
 
-        # After a run alone that hung, no other tool of this lab gets one: an
-        # honest lab beside a full GPU does not hang alone, and each would cost
-        # every worker ALONE_SECONDS.
-        tool_run, why = shared_then_alone(gate if may_go_alone else None, once, _sanitizer_short)
+    # A run slot too, though the small cases need little memory: with the
+    # tools beside the slots' checkers (ee7424e, two H200s, 16 workers a GPU)
+    # a test run took a median 14.8 s and a tool 5.2 s, against 2.4 s and 1.2 s
+    # in slots (h200x2/throughput-ee7424e-*, h100/throughput-64a5ad6-j16-x4-c10.log):
+    # the GPU switches between more contexts, and each waits its turn.
+    with sanitizer_slot(iso), timed_hold(gate, False, "sanitizer", tools) as admit:
+        runs = sanitize_mod.run_tools(
+            checker, lab.id, runner, iso, tools, env=env, seed=seed, admit=admit
+        )
+    # After a run alone that hung, no other tool of this lab gets one: an
+    # honest lab beside a full GPU does not hang alone, and each would cost
+    # every worker ALONE_SECONDS.
+    may_go_alone = gate is not None
+    for tool, tool_run in zip(tools, runs):
+        why = _sanitizer_short(tool_run) if may_go_alone else None
         if why is not None:
+            tool_run = alone(tool)
             result.notes.append(RERUN_NOTE.format(why=why, what=f"compute-sanitizer {tool}"))
             may_go_alone = tool_run.status != SanitizerStatus.TIMED_OUT
         result.sanitizer[tool_run.tool] = tool_run.status

@@ -69,6 +69,7 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 
 # Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
 # workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
@@ -158,19 +159,32 @@ class Gate:
     def shared_pass(self):
         """The shared side without a slot yet: yields the Ticket whose slot()
         the run takes once its processes are up."""
+        asked = time.monotonic()
         with self._cond:
-            while self._exclusive or (self._drain_due() and not self._stall_admits()):
-                # Woken by a change, or often enough to see a run in flight stall.
-                self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
+            self._wait_to_share()
             self._tokens += 1
             token = self._tokens
             self._started[token] = time.monotonic()
         try:
-            yield Ticket(self, token)
+            yield Ticket(self, token, asked)
         finally:
             with self._cond:
                 del self._started[token]
                 self._cond.notify_all()
+
+    def _wait_to_share(self) -> None:
+        """Until a shared run may start. (lock held)"""
+        while self._exclusive or (self._drain_due() and not self._stall_admits()):
+            # Woken by a change, or often enough to see a run in flight stall.
+            self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
+
+    def _rejoin(self, token: int) -> None:
+        """A shared run leaves, and comes back as one that starts anew."""
+        with self._cond:
+            del self._started[token]
+            self._cond.notify_all()
+            self._wait_to_share()
+            self._started[token] = time.monotonic()
 
     def _phase(self, token: int, since: float | None) -> None:
         with self._cond:
@@ -324,14 +338,33 @@ class TimedTurn:
 
 
 class Ticket:
-    """A shared run's place at its gate (Gate.shared_pass), and when it got
-    and left its slot (for the batch's trace)."""
+    """A shared run's place at its gate (Gate.shared_pass), and when it asked
+    for it, passed, and got and left its slot (for the batch's trace). Called,
+    it is the run's slot(): what admission.py takes once the run is up."""
 
-    def __init__(self, gate: Gate, token: int) -> None:
+    def __init__(self, gate: Gate, token: int, asked: float) -> None:
         self._gate = gate
         self._token = token
+        self.asked = asked
+        self.passed = time.monotonic()
         self.slot_asked: float | None = None
         self.slot_got: float | None = None
+        # Told of each pass that ends at a rejoin (shared_gpu.timed_hold traces it).
+        self.on_pass_end: Callable[[Ticket], None] | None = None
+
+    def __call__(self) -> contextlib.AbstractContextManager[None]:
+        return self.slot()
+
+    def rejoin(self) -> None:
+        """Between two passes of one checker (checker_passes.py), its runner
+        ended: the run leaves the shared side, where a drain due for a timed
+        run may now pass, and comes back as a run that starts anew."""
+        if self.on_pass_end is not None:
+            self.on_pass_end(self)
+        self.asked = time.monotonic()
+        self._gate._rejoin(self._token)
+        self.passed = time.monotonic()
+        self.slot_asked = self.slot_got = None
 
     @contextlib.contextmanager
     def slot(self):

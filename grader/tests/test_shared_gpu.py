@@ -220,7 +220,9 @@ def test_only_untimed_runs_on_a_shared_gpu_wait_asleep(monkeypatch):
 
 
 def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):
-    """sanitize_lab over lab 07 with run_tool handing out `outcomes` in turn."""
+    """sanitize_lab over lab 07 with the tools' one checker (run_tools) and
+    each run alone (run_tool) handing out `outcomes` in turn; `alone` says,
+    for each tool run, whether it held the GPU alone."""
     lab = COURSE.lab("07")
     result = blank_result(lab, LabStatus.GRADED, "")
     result.points_correctness = lab.points_correctness
@@ -232,8 +234,13 @@ def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):
         r = queue.pop(0)
         return sanitize.SanitizerRun(tool, r.status, r.findings, r.output_tail)
 
+    def run_tools(checker, lab_id, runner, iso, tools, **kw):
+        assert kw["admit"] is not None  # the gate's shared side, a slot for each pass
+        return [run_tool(checker, lab_id, runner, iso, t, **kw) for t in tools]
+
     monkeypatch.setattr(sanitize, "available", lambda: True)
     monkeypatch.setattr(sanitize, "run_tool", run_tool)
+    monkeypatch.setattr(sanitize, "run_tools", run_tools)
     shared_gpu.sanitize_lab(lab, "checker", "runner", object(), result, gate=gate, env={}, seed=1)
     return result, alone
 
@@ -250,7 +257,7 @@ def test_a_sanitizer_tool_that_ran_out_of_memory_runs_again_alone(monkeypatch):
     )
     result, alone = sanitizer_result(monkeypatch, full, clean(), clean(), clean())
     tools = sanitize.DEFAULT_TOOLS
-    assert alone == [False, True] + [False] * (len(tools) - 1)
+    assert alone == [False] * len(tools) + [True]  # the tools' checker, then memcheck alone
     assert set(result.sanitizer.values()) == {SanitizerStatus.CLEAN}
     assert result.points_correctness == COURSE.lab("07").points_correctness
     assert any(f"compute-sanitizer {tools[0]} ran again" in n for n in result.notes)
@@ -299,8 +306,8 @@ def test_after_a_sanitizer_run_alone_hung_no_other_tool_goes_alone(monkeypatch):
     # worker for ALONE_SECONDS once per tool.
     full = sanitize.SanitizerRun("", SanitizerStatus.FAILED, ["out of memory"])
     hang = sanitize.SanitizerRun("", SanitizerStatus.TIMED_OUT, ["did not finish"])
-    result, alone = sanitizer_result(monkeypatch, full, hang, full, full)
-    assert alone == [False, True, False, False]
+    result, alone = sanitizer_result(monkeypatch, full, full, full, hang)
+    assert alone == [False, False, False, True]
     assert result.sanitizer == {
         "memcheck": SanitizerStatus.TIMED_OUT,
         "racecheck": SanitizerStatus.FAILED,

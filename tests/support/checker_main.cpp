@@ -6,7 +6,8 @@
 // usage: checker-<kind> --lab=ID --runner=PATH [--runner-prefix=ARG]... [--impl=NAME]
 //            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
 //            [--max-timeouts=N] [--seed=N] [--result-fd=N] [--ceiling-gbps=X]
-//            [--admission-fds=READY,GO] [--first-call-only] [gtest flags]
+//            [--admission-fds=READY,GO] [--first-call-only]
+//            [--pass=NAME [--pass-prefix=ARG]... [--pass-first-call-only]]... [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
@@ -24,7 +25,13 @@
 // --admission-fds: a batch sharing the GPU gives each run one of a few slots
 // (grader/engine/admission.py). The checker makes its context and starts its
 // runner first, then writes one byte on READY and waits for one on GO: the
-// slot is not held while processes start, which is about half of a run.
+// slot is not held while processes start, which is about half of a run
+// (checker_admission.hpp).
+//
+// --pass: the tests run once per pass, each against a runner started anew
+// with the pass's --pass-prefix arguments after the --runner-prefix ones
+// (compute-sanitizer's tools in one checker: checker_passes.hpp says why).
+// --pass-prefix and --pass-first-call-only belong to the --pass before them.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -39,6 +46,8 @@
 #include <string>
 #include <thread>
 
+#include "checker_admission.hpp"
+#include "checker_passes.hpp"
 #include "measure_ceiling.hpp"
 #include "result_stream.hpp"
 #include "runner_link.hpp"
@@ -53,6 +62,7 @@ namespace {
 struct Args {
   std::string lab, impl = "labs", runner, user, workdir;
   std::vector<std::string> prefix;
+  std::vector<lab::test::RunnerPass> passes;
   double call_timeout = 30.0, ceiling = 0.0;
   bool seeded = false, measure_ceiling = false, first_call_only = false;
   std::uint64_t seed = 0;
@@ -76,6 +86,19 @@ Args parse(int argc, char** argv) {
         take(argv[i], "--runner-workdir", &a.workdir)) {
     } else if (take(argv[i], "--runner-prefix", &v)) {
       a.prefix.push_back(v);
+    } else if (take(argv[i], "--pass", &v)) {
+      a.passes.push_back({v, {}, false});
+    } else if (take(argv[i], "--pass-prefix", &v) ||
+               std::strcmp(argv[i], "--pass-first-call-only") == 0) {
+      if (a.passes.empty()) {
+        std::fprintf(stderr, "%s belongs to a --pass before it\n", argv[i]);
+        std::exit(2);
+      }
+      if (argv[i][7] == 'p') {
+        a.passes.back().prefix.push_back(v);
+      } else {
+        a.passes.back().first_call_only = true;
+      }
     } else if (take(argv[i], "--seed", &v)) {
       a.seed = std::strtoull(v.c_str(), nullptr, 0);
       a.seeded = true;
@@ -87,9 +110,6 @@ Args parse(int argc, char** argv) {
         std::fprintf(stderr, "--admission-fds takes READY,GO, not %s\n", v.c_str());
         std::exit(2);
       }
-      // Neither may reach a process this one starts (the runner closes them anyway).
-      fcntl(a.ready_fd, F_SETFD, FD_CLOEXEC);
-      fcntl(a.go_fd, F_SETFD, FD_CLOEXEC);
     } else if (take(argv[i], "--call-timeout", &v)) {
       a.call_timeout = std::atof(v.c_str());
     } else if (take(argv[i], "--max-timeouts", &v)) {
@@ -111,27 +131,13 @@ Args parse(int argc, char** argv) {
 }
 
 // Up (context made, runner started): say so, and wait for the GPU slot.
-void wait_for_admission(int ready_fd, int go_fd) {
+void wait_for_admission(lab::test::Admission* admission) {
 #if LAB_NEEDS_GPU
   // Else the first test makes it, inside the slot (or the GPU held alone).
   lab::make_context();
 #endif
   lab::test::RunnerLink::get().warm_up();
-  char byte = 'r';
-  ssize_t n;
-  do {
-    n = write(ready_fd, &byte, 1);
-  } while (n < 0 && errno == EINTR);
-  do {
-    n = read(go_fd, &byte, 1);
-  } while (n < 0 && errno == EINTR);
-  close(ready_fd);
-  close(go_fd);
-  if (n != 1) {
-    // The grader is gone or stopping this run: no test may start without a slot.
-    std::fprintf(stderr, "the grader did not admit this run to the GPU\n");
-    std::exit(4);
-  }
+  admission->up();
 }
 
 std::uint64_t random_seed() {
@@ -203,9 +209,15 @@ int main(int argc, char** argv) {
   lab::test::write_stream_event("{\"event\":\"run\",\"seed\":\"" + std::to_string(seed) +
                                 "\",\"lab\":" + lab::test::json_string(args.lab) +
                                 ",\"impl\":" + lab::test::json_string(args.impl) + "}");
+  lab::test::Admission admission;
+  if (args.ready_fd >= 0) admission = lab::test::Admission(args.ready_fd, args.go_fd);
+  // The passes end their runners themselves, each with its runner_exit event.
+  if (!args.passes.empty()) lab::test::install_passes(args.passes, options.command, &admission);
   // Lab 01's checker speaks it too, so that CI tests it (tests/admission_check.py).
-  if (args.ready_fd >= 0) wait_for_admission(args.ready_fd, args.go_fd);
+  if (admission.asked()) wait_for_admission(&admission);
+  if (args.passes.size() < 2) admission.close();
   const int rc = RUN_ALL_TESTS();
+  if (!args.passes.empty()) return rc;
   lab::test::RunnerLink::get().stop();
   const std::string exit = lab::test::RunnerLink::get().last_exit_json();
   if (!exit.empty())

@@ -433,6 +433,15 @@ void RunnerLink::stop() {
   }
 }
 
+void RunnerLink::restart_as(std::vector<std::string> command) {
+  stop();
+  options_.command = std::move(command);
+  configured_ = !options_.command.empty();
+  broken_.clear();
+  crashes_ = timeouts_ = 0;
+  last_exit_.clear();
+}
+
 std::size_t RunnerLink::workspace_bytes(Fn fn, std::uint32_t arg, std::size_t n,
                                         std::size_t max_bytes) {
   auto q = std::make_unique<wire::Request>();

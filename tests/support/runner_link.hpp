@@ -69,6 +69,10 @@ class RunnerLink {
   // Ends the runner and everything it started; the next request starts a new one.
   void stop();
 
+  // Ends the runner (stop), and the next one starts with `command`, its crash
+  // and hang budgets whole again: a checker pass of its own (checker_passes.hpp).
+  void restart_as(std::vector<std::string> command);
+
   // Starts the runner before the first test, so that its start (its CUDA
   // context, a sandbox, a tool's hooks) is over before the checker takes its
   // GPU slot (checker_main.cpp). A start that fails leaves no trace: the first

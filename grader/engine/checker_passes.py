@@ -1,0 +1,181 @@
+"""One checker process for several passes of the same tests, each against a
+runner started anew under a wrapping of its own (tests/support/
+checker_passes.hpp): compute-sanitizer's tools, which each had a checker of
+their own.
+
+Why: the machine serves a process's start and its CUDA context one at a time
+with every other's (tests/gpu_runs/README.md: context-probe-*, gpu-spread-study-*),
+and a correct GPU lab started five checkers, each with a runner: its tests,
+three tools and its timed tests. Three tools in one checker start one checker
+where they started three.
+
+Each pass is judged as the run of a checker of its own would be (checker_run.judge),
+from its part of the result stream and of the checker's output: a pass that
+ended before the last is a completed run; the last pass that started ends as
+the process did (timed out, killed, aborted); a pass that never started gets
+the verdict of the one that stopped the process, or, when the process ended
+cleanly without it, a checker failure. Through a GPU's gate, the checker asks
+before each later pass starts its runner (admission.py's 'n'): between two
+passes the run leaves the GPU's shared side, and a drain for a timed run may
+pass there, as between two checkers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..infra.runner import RunnerSpec
+from ..results import BinaryRun, CaseResult
+from ..status import CaseStatus, RunStatus
+from .admission import Admit
+from .checker_run import Ending, checker_args, checker_env, judge, launch, list_tests, missing_run
+
+# The checker's line before each pass (checker_passes.hpp); the runner's own
+# lines are echoed behind "  | " and cannot start one.
+_MARK = re.compile(r"^\[checker pass (\d+)/\d+: [^\]\n]*\]$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    runner: RunnerSpec  # the whole wrapping of this pass's runner
+    first_call_only: bool = False
+
+
+def pass_args(passes: list[Pass]) -> tuple[RunnerSpec, list[str]]:
+    """The runner every pass shares (its common prefix) and each pass's
+    arguments (--pass, --pass-prefix, --pass-first-call-only)."""
+    first = passes[0].runner
+    for p in passes:
+        if (p.runner.binary, p.runner.user, p.runner.workdir) != (
+            first.binary,
+            first.user,
+            first.workdir,
+        ):
+            raise ValueError(f"pass {p.name} runs another runner than pass {passes[0].name}")
+    common = list(os.path.commonprefix([p.runner.prefix for p in passes]))
+    args = []
+    for p in passes:
+        args.append(f"--pass={p.name}")
+        args += [f"--pass-prefix={a}" for a in p.runner.prefix[len(common) :]]
+        if p.first_call_only:
+            args.append("--pass-first-call-only")
+    return RunnerSpec(first.binary, common, first.user, first.workdir), args
+
+
+def run_passes(
+    checker: Path,
+    lab_id: str,
+    passes: list[Pass],
+    *,
+    timeout: float,
+    gtest_filter: str | None,
+    seed: int | None,
+    env: dict[str, str] | None,
+    call_timeout: float | None = None,
+    gpu_expected: bool | None = None,
+    admit: Admit | None = None,
+    log_limit: int = 16 << 20,
+) -> list[BinaryRun]:
+    """Every pass's tests (untimed) in one checker; one run per pass, in order."""
+    checker = Path(checker)
+    common, extra = pass_args(passes)
+    missing = missing_run(checker, common)
+    if missing is not None:
+        return [missing for _ in passes]
+    expected = list_tests(checker, gtest_filter)
+    args = checker_args(
+        checker,
+        lab_id,
+        common,
+        impl="labs",
+        seed=seed,
+        gtest_filter=gtest_filter,
+        ceiling_gbps=None,
+        call_timeout=call_timeout,
+        result_fd=None,
+    )
+    done, text = launch(
+        args + extra,
+        timeout=timeout,
+        env=checker_env(env, perf=False),
+        log_limit=log_limit,
+        admit=admit,
+        tail=60000 * len(passes),
+    )
+    ending = Ending.of(done)
+    streams = split_stream(text, len(passes))
+    outputs = split_output(ending.output, len(passes))
+    verdict = functools.partial(
+        judge, checker=checker, seed=seed, gpu_expected=gpu_expected, timeout=timeout
+    )
+    started = len(streams)
+    if started == 0:  # stopped before its first pass (no GPU, a bad argument)
+        return [verdict(ending, text, expected) for _ in passes]
+    runs = []
+    for i, stream in enumerate(streams):
+        last = i == started - 1
+        part = (
+            dataclasses.replace(ending, output=outputs[i])
+            if last
+            else Ending(0, how="exit code 0", output=outputs[i])
+        )
+        runs.append(verdict(part, stream, expected))
+    stopped = runs[-1]
+    for p in passes[started:]:
+        runs.append(_never_started(p, stopped, expected, checker))
+    return runs
+
+
+def _never_started(p: Pass, stopped: BinaryRun, expected: list[str], checker: Path) -> BinaryRun:
+    """A pass the checker never reached: why the pass before it stopped the
+    process, or the checker's fault when it ended cleanly without it."""
+    status, reason = stopped.status, stopped.reason
+    if status in (RunStatus.COMPLETED, RunStatus.SKIPPED):
+        status, reason = RunStatus.CHECKER_FAILED, "the checker ended before it"
+    why = f"not run: {reason} in the pass before {p.name}"
+    return BinaryRun(
+        str(checker),
+        status,
+        stopped.exit_code,
+        why,
+        dict(stopped.properties),
+        [CaseResult(n, CaseStatus.NOT_RUN, failures=[f"{n}: {why}"]) for n in expected],
+    )
+
+
+def split_stream(text: str, passes: int) -> list[str]:
+    """The result stream's part of each pass that started, each behind the
+    lines before the first pass (the run's seed)."""
+    head: list[str] = []
+    parts: list[list[str]] = []
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            ev = None
+        if isinstance(ev, dict) and ev.get("event") == "pass" and len(parts) < passes:
+            parts.append([])
+        (parts[-1] if parts else head).append(line)
+    return ["\n".join(head + part) for part in parts]
+
+
+def split_output(output: str, passes: int) -> list[str]:
+    """The checker's output of each pass (everything before the first pass's
+    line goes with each), "" for a pass whose line is not in `output`."""
+    marks = {int(m.group(1)) - 1: m.start() for m in _MARK.finditer(output)}
+    head = output[: min(marks.values())] if marks else output
+    parts = []
+    for i in range(passes):
+        if i not in marks:
+            parts.append("")
+            continue
+        later = [s for j, s in marks.items() if j > i]
+        parts.append(head + output[marks[i] : min(later) if later else len(output)])
+    return parts

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""A checker of several passes (tests/support/checker_passes.hpp), the real
+one: lab 01's checker runs the same tests twice, the second time against a
+runner started anew behind a prefix of its own (here a shell that leaves a
+mark, then runs the runner). With admission pipes it says 'r' when up, 'n'
+between the passes with no runner alive, and starts the second runner only
+once answered; a grader that closes GO at 'n' ends it before that runner.
+
+usage: passes_check.py CHECKER RUNNER --lab LAB
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from admission_check import children
+
+FILTER = "*EdgeSizes*n1000_*"
+
+
+def start(args, results, mark: Path, answer_next: bool):
+    """The checker with two passes; returns (exit code, what it said and
+    what was true then, its stream's events, its output)."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    checker = subprocess.Popen(
+        [
+            str(args.checker),
+            f"--lab={args.lab}",
+            "--impl=solutions",
+            f"--runner={args.runner}",
+            "--seed=7",
+            f"--gtest_filter={FILTER}",
+            f"--result-fd={results.fileno()}",
+            f"--admission-fds={ready_w},{go_r}",
+            "--pass=plain",
+            "--pass=marked",
+            "--pass-prefix=/bin/sh",
+            "--pass-prefix=-c",
+            '--pass-prefix=touch "$0" && exec "$@"',
+            f"--pass-prefix={mark}",
+        ],
+        pass_fds=(results.fileno(), ready_w, go_r),
+        env=dict(os.environ, LAB_SKIP_PERF="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    os.close(ready_w)
+    os.close(go_r)
+    said = []
+    while byte := os.read(ready_r, 1):
+        # What holds when it asks: its runners (children), and the second's mark.
+        said.append((byte.decode(), len(children(checker.pid)), mark.exists()))
+        if byte == b"n" and not answer_next:
+            break
+        os.write(go_w, b"g")
+    os.close(go_w)
+    out = checker.communicate(timeout=300)[0].decode(errors="replace")
+    os.close(ready_r)
+    results.seek(0)
+    events = [json.loads(l) for l in results.read().decode().splitlines() if l.strip()]
+    return checker.returncode, said, events, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checker", type=Path)
+    ap.add_argument("runner", type=Path)
+    ap.add_argument("--lab", required=True)
+    args = ap.parse_args()
+    args.checker, args.runner = args.checker.resolve(), args.runner.resolve()
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
+        mark = Path(tmp) / "second-runner-started"
+        code, said, events, out = start(args, results, mark, answer_next=True)
+        kinds = [e["event"] for e in events if e["event"] != "start"]
+        want = ["run", "pass", "end", "end", "end", "runner_exit"] * 1
+        want += ["pass", "end", "end", "end", "runner_exit"]
+        if code != 0 or kinds != want:
+            problems.append(f"two passes: exit {code}, events {kinds}:\n{out[-2000:]}")
+        if any(e["result"] != "passed" for e in events if e["event"] == "end"):
+            problems.append(f"a test failed:\n{out[-2000:]}")
+        exits = [e.get("pass") for e in events if e["event"] == "runner_exit"]
+        if exits != ["plain", "marked"]:
+            problems.append(f"runner exits named {exits}")
+        # r: up (a runner, no mark); n: none alive, no mark; r: the marked one up.
+        if said != [("r", 1, False), ("n", 0, False), ("r", 1, True)]:
+            problems.append(f"admission bytes and state {said}")
+        if out.count("[checker pass ") != 2:
+            problems.append(f"pass lines:\n{out[-2000:]}")
+        print(f"two passes: exit {code}, said {said}")
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
+        mark = Path(tmp) / "second-runner-started"
+        code, said, events, out = start(args, results, mark, answer_next=False)
+        second = [e for e in events if e["event"] == "pass"][1:]
+        late = (
+            [e for e in events[events.index(second[0]) :] if e["event"] == "start"]
+            if second
+            else []
+        )
+        if code != 4 or mark.exists() or late:
+            problems.append(
+                f"not answered at 'n': exit {code}, second runner started {mark.exists()}, "
+                f"tests started after {late}:\n{out[-2000:]}"
+            )
+        print(f"not answered at 'n': exit {code}, second runner started: {mark.exists()}")
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
