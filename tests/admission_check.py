@@ -41,7 +41,10 @@ def events(results) -> list[dict]:
     return [json.loads(line) for line in results.read().decode().splitlines() if line.strip()]
 
 
-def start(args, results, admitted: bool):
+def launch(args, results, *extra: str):
+    """The checker against the solution's runner, its results on `results`, with
+    admission pipes and `extra` arguments. Returns it, READY's end to read and
+    GO's end to write."""
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     checker = subprocess.Popen(
@@ -53,6 +56,7 @@ def start(args, results, admitted: bool):
             "--seed=7",
             f"--result-fd={results.fileno()}",
             f"--admission-fds={ready_w},{go_r}",
+            *extra,
         ],
         pass_fds=(results.fileno(), ready_w, go_r),
         env=dict(os.environ, LAB_SKIP_PERF="1"),
@@ -61,6 +65,11 @@ def start(args, results, admitted: bool):
     )
     os.close(ready_w)
     os.close(go_r)
+    return checker, ready_r, go_w
+
+
+def start(args, results, admitted: bool):
+    checker, ready_r, go_w = launch(args, results)
     ready = os.read(ready_r, 1)
     os.close(ready_r)
     if not ready:

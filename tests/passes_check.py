@@ -12,14 +12,12 @@ usage: passes_check.py CHECKER RUNNER --lab LAB
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from admission_check import children
+from admission_check import children, events, launch
 
 FILTER = "*EdgeSizes*n1000_*"
 
@@ -27,32 +25,17 @@ FILTER = "*EdgeSizes*n1000_*"
 def start(args, results, mark: Path, answer_next: bool):
     """The checker with two passes; returns (exit code, what it said and
     what was true then, its stream's events, its output)."""
-    ready_r, ready_w = os.pipe()
-    go_r, go_w = os.pipe()
-    checker = subprocess.Popen(
-        [
-            str(args.checker),
-            f"--lab={args.lab}",
-            "--impl=solutions",
-            f"--runner={args.runner}",
-            "--seed=7",
-            f"--gtest_filter={FILTER}",
-            f"--result-fd={results.fileno()}",
-            f"--admission-fds={ready_w},{go_r}",
-            "--pass=plain",
-            "--pass=marked",
-            "--pass-prefix=/bin/sh",
-            "--pass-prefix=-c",
-            '--pass-prefix=touch "$0" && exec "$@"',
-            f"--pass-prefix={mark}",
-        ],
-        pass_fds=(results.fileno(), ready_w, go_r),
-        env=dict(os.environ, LAB_SKIP_PERF="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+    checker, ready_r, go_w = launch(
+        args,
+        results,
+        f"--gtest_filter={FILTER}",
+        "--pass=plain",
+        "--pass=marked",
+        "--pass-prefix=/bin/sh",
+        "--pass-prefix=-c",
+        '--pass-prefix=touch "$0" && exec "$@"',
+        f"--pass-prefix={mark}",
     )
-    os.close(ready_w)
-    os.close(go_r)
     said = []
     while byte := os.read(ready_r, 1):
         # What holds when it asks: its runners (children), and the second's mark.
@@ -63,9 +46,7 @@ def start(args, results, mark: Path, answer_next: bool):
     os.close(go_w)
     out = checker.communicate(timeout=300)[0].decode(errors="replace")
     os.close(ready_r)
-    results.seek(0)
-    events = [json.loads(l) for l in results.read().decode().splitlines() if l.strip()]
-    return checker.returncode, said, events, out
+    return checker.returncode, said, events(results), out
 
 
 def main() -> int:
@@ -78,15 +59,15 @@ def main() -> int:
     problems = []
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
         mark = Path(tmp) / "second-runner-started"
-        code, said, events, out = start(args, results, mark, answer_next=True)
-        kinds = [e["event"] for e in events if e["event"] != "start"]
+        code, said, stream, out = start(args, results, mark, answer_next=True)
+        kinds = [e["event"] for e in stream if e["event"] != "start"]
         want = ["run", "pass", "end", "end", "end", "runner_exit"] * 1
         want += ["pass", "end", "end", "end", "runner_exit"]
         if code != 0 or kinds != want:
             problems.append(f"two passes: exit {code}, events {kinds}:\n{out[-2000:]}")
-        if any(e["result"] != "passed" for e in events if e["event"] == "end"):
+        if any(e["result"] != "passed" for e in stream if e["event"] == "end"):
             problems.append(f"a test failed:\n{out[-2000:]}")
-        exits = [e.get("pass") for e in events if e["event"] == "runner_exit"]
+        exits = [e.get("pass") for e in stream if e["event"] == "runner_exit"]
         if exits != ["plain", "marked"]:
             problems.append(f"runner exits named {exits}")
         # r: up (a runner, no mark); n: none alive, no mark; r: the marked one up.
@@ -97,10 +78,10 @@ def main() -> int:
         print(f"two passes: exit {code}, said {said}")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
         mark = Path(tmp) / "second-runner-started"
-        code, said, events, out = start(args, results, mark, answer_next=False)
-        second = [e for e in events if e["event"] == "pass"][1:]
+        code, said, stream, out = start(args, results, mark, answer_next=False)
+        second = [e for e in stream if e["event"] == "pass"][1:]
         late = (
-            [e for e in events[events.index(second[0]) :] if e["event"] == "start"]
+            [e for e in stream[stream.index(second[0]) :] if e["event"] == "start"]
             if second
             else []
         )

@@ -189,3 +189,25 @@ def test_fractions_are_read_from_each_graded_result(tmp_path):
     assert t.fractions(tmp_path, ["alice", "bob", "carol", "dave"]) == {
         "02_interleaved": {"reference": 0.29, "students": {"alice": 0.28, "bob": 0.01}}
     }
+
+
+def test_fraction_spread_says_how_far_students_lie_from_the_reference():
+    spread = _throughput().fraction_spread(
+        {
+            "02_interleaved": {
+                "reference": 0.30,
+                "students": {"a": 0.29, "b": 0.31, "c": 0.01, "d": 0.30},
+            },
+            "07_atomic_finish": {"reference": None, "students": {}},
+        }
+    )
+    assert spread == {
+        "02_interleaved": {
+            "reference": 0.30,
+            "students": 4,
+            "min": 0.01,
+            "median": 0.295,
+            "max": 0.31,
+            "within_5pct": 3,
+        }
+    }

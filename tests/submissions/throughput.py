@@ -51,8 +51,9 @@ policy, tests, sanitizer): how many labs, the median and the total seconds.
 Per lab, each graded student's fraction of the copy ceiling and the
 reference's (fractions): whether load moved what students are graded on.
 
-usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds and holds_by_kind
-                                     of a kept log"""
+usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds, holds_by_kind
+                                     and phases of a kept log; with the run's JSON beside it
+                                     (LOG's name, .json), fraction_spread too"""
 
 from __future__ import annotations
 
@@ -79,20 +80,22 @@ import make_class  # noqa: E402
 
 def main() -> int:
     if sys.argv[1:2] == ["--analyse"] and len(sys.argv) == 3:
-        log = Path(sys.argv[2]).read_text()
+        path = Path(sys.argv[2])
+        log = path.read_text()
         steady = steady_rate(log)
-        print(
-            json.dumps(
-                {
-                    "steady": steady,
-                    "complete": complete_rate(log, steady),
-                    "gpu_holds": gpu_holds(log, steady),
-                    "holds_by_kind": holds_by_kind(log),
-                    "phases": phases(log, steady),
-                },
-                indent=2,
+        analysed = {
+            "steady": steady,
+            "complete": complete_rate(log, steady),
+            "gpu_holds": gpu_holds(log, steady),
+            "holds_by_kind": holds_by_kind(log),
+            "phases": phases(log, steady),
+        }
+        run = path.with_suffix(".json")  # the run's own record, beside its log
+        if run.exists():
+            analysed["fraction_spread"] = fraction_spread(
+                json.loads(run.read_text()).get("fractions") or {}
             )
-        )
+        print(json.dumps(analysed, indent=2))
         return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
@@ -235,6 +238,26 @@ def fractions(out: Path, students: list[str]) -> dict[str, dict]:
             if lab.get("reference_fraction") is not None:
                 entry["reference"] = lab["reference_fraction"]
     return labs
+
+
+def fraction_spread(labs: dict[str, dict]) -> dict[str, dict]:
+    """Per lab of `fractions`: the students' lowest, median and highest
+    fraction against the reference's, and how many lie within 5% of it."""
+    spread = {}
+    for lab, entry in labs.items():
+        got = sorted(entry["students"].values())
+        ref = entry["reference"]
+        if not got:
+            continue
+        spread[lab] = {
+            "reference": ref,
+            "students": len(got),
+            "min": got[0],
+            "median": statistics.median(got),
+            "max": got[-1],
+            "within_5pct": None if not ref else sum(abs(f / ref - 1) <= 0.05 for f in got),
+        }
+    return spread
 
 
 def write_report(out: Path, students: list[str], lab_ids: list[str]) -> Path:
