@@ -14,6 +14,11 @@
 #          batch --gpu-connections 1); about 3 min
 #   old    the same class graded by 7a9c4bb's grader (a `git archive` of it,
 #          one student per GPU, as it was), the figure issue 16 compares with
+#   prev   the same class, with the options of `new`, graded by the grader in
+#          PREV (a clean checkout of an earlier commit carried beside the tree:
+#          `git archive` of a commit with .gitattributes leaves solutions/
+#          out), named after PREV_NAME (default: the folder's name): a change
+#          against the grader before it, on one machine
 #
 # Each throughput part stops its batch after THROUGHPUT_S seconds (OLD_S for
 # the old grader) and measures what it graded by then (throughput.py --deadline).
@@ -35,7 +40,7 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,spread,old] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [SANDBOX=1] [ONE_GPU=1]
+# usage: OUT=DIR [PARTS=study,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [SANDBOX=1] [ONE_GPU=1]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -83,6 +88,18 @@ if has new; then
     --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- --jobs-per-gpu "$JOBS" \
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} \
     ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${SANDBOX:+--sandbox}
+  echo "throughput $name exit $?"
+  grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
+  sleep 2
+  strays "$name"
+fi
+if has prev; then
+  : "${PREV:?set PREV to a checkout of the grader to compare with}"
+  name="prev-${PREV_NAME:-$(basename "$PREV")}-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${ONE_GPU:+-1gpu}"
+  GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --grader "$PREV" \
+    --arch "$ARCH" --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" -- \
+    --jobs-per-gpu "$JOBS" ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} \
+    ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2
