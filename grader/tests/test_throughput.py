@@ -211,3 +211,31 @@ def test_fraction_spread_says_how_far_students_lie_from_the_reference():
             "within_5pct": 3,
         }
     }
+
+
+def test_labs_graded_are_the_class_the_course_or_those_named():
+    t = _throughput()
+    assert t.graded_labs("class") == [
+        "02_interleaved",
+        "04_sequential_addressing",
+        "07_atomic_finish",
+        "08_max_reduction",
+    ]
+    course = t.graded_labs("course")
+    assert len(course) == 11 and course[0] == "01_cpu_baseline" and course[-1].startswith("11_")
+    assert t.graded_labs("01, 11") == ["01_cpu_baseline", "11_accurate_float_sum"]
+
+
+def test_a_lab_the_class_leaves_untouched_is_expected_as_its_base():
+    """Graded on more labs than class.toml's, each student's other labs are
+    the solutions' (full) or the skeletons' (nothing implemented)."""
+    check_class = _throughput().check_class
+    labs = ["01_cpu_baseline", "04_sequential_addressing"]
+    carol = {"base": "solutions", "expect": {"04_sequential_addressing": "read_past_end"}}
+    bob = {"base": "skeletons", "expect": {"04_sequential_addressing": "zero_not_implemented"}}
+    assert check_class.expectations(carol, labs) == {
+        "04_sequential_addressing": "read_past_end",
+        "01_cpu_baseline": "full",
+    }
+    assert check_class.expectations(bob, labs)["01_cpu_baseline"] == "zero_not_implemented"
+    assert check_class.expectations(carol, None) == carol["expect"]

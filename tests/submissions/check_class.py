@@ -29,13 +29,26 @@ def outcome(lab: dict) -> str:
     return ff.get("hint", "?")
 
 
-def check(out: Path, copies: int = 1) -> list[str]:
-    """What differs from class.toml's expectations; copies as make_class wrote them."""
+def expectations(student: dict, labs: list[str] | None) -> dict[str, str]:
+    """A student's expected outcome per lab. class.toml names the labs its
+    students' mistakes are in; every other lab of `labs` (a batch graded on more
+    than class.toml's labs) is the base's as it is: untouched by make_class."""
+    expect = dict(student["expect"])
+    untouched = "full" if student["base"] == "solutions" else "zero_not_implemented"
+    for lab in labs or []:
+        expect.setdefault(lab, untouched)
+    return expect
+
+
+def check(out: Path, copies: int = 1, labs: list[str] | None = None) -> list[str]:
+    """What differs from class.toml's expectations; copies as make_class wrote
+    them; `labs`: the labs the batch graded, when more than class.toml's."""
     spec = tomllib.loads((HERE / "class.toml").read_text())
     problems = []
     for c in range(copies):
         for student in spec["student"]:
-            problems += _check_student(out, dict(student, name=copy_name(student["name"], c)))
+            named = dict(student, name=copy_name(student["name"], c))
+            problems += _check_student(out, dict(named, expect=expectations(student, labs)))
     for name in ("gradebook.csv",):
         if not (out / name).exists():
             problems.append(f"no {name}")

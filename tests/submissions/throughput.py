@@ -74,8 +74,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(REPO))
 import check_class  # noqa: E402
 import make_class  # noqa: E402
+
+from grader import labmeta  # noqa: E402
 
 
 def main() -> int:
@@ -106,6 +109,12 @@ def main() -> int:
     ap.add_argument("--timeout", default="60")
     ap.add_argument("--copies", type=int, default=1, help="the class this many times over")
     ap.add_argument("--deadline", type=float, help="interrupt the batch after this many seconds")
+    ap.add_argument(
+        "--labs",
+        default="class",
+        help="the labs graded: class (class.toml's), course (every lab one GPU grades, "
+        "issue 16's 11), or ids separated by commas",
+    )
     # More `batch` options follow a `--` (split here: argparse would take the
     # first positional run, before any option, as all of them).
     argv = sys.argv[1:]
@@ -116,7 +125,7 @@ def main() -> int:
     work = args.work / args.name
     shutil.rmtree(work, ignore_errors=True)  # nothing to resume: a run from scratch
     subs = make_class.write_class(work / "class", copies=args.copies)
-    labs = tomllib.loads((HERE / "class.toml").read_text())["labs"]
+    labs = graded_labs(args.labs)
     cmd = [
         sys.executable,
         "-m",
@@ -158,7 +167,7 @@ def main() -> int:
     seconds = time.time() - started
     sampler.stop()
     graded = sorted(p.parent.name for p in (work / "out" / "students").glob("*/result.json"))
-    problems = check_class.check(work / "out", args.copies)
+    problems = check_class.check(work / "out", args.copies, labs)
     if cut:  # the students it had no time for are not its mistakes
         problems = [p for p in problems if p.split(":")[0] in graded]
     student_labs = len(graded if cut else subs) * len(labs)
@@ -216,6 +225,15 @@ def main() -> int:
         + ("as expected" if not problems else f"WRONG: {problems}")
     )
     return 1 if problems else 0
+
+
+def graded_labs(which: str) -> list[str]:
+    """--labs: class.toml's labs, the course's one-GPU labs, or those named."""
+    if which == "class":
+        return tomllib.loads((HERE / "class.toml").read_text())["labs"]
+    if which == "course":
+        return [lab.id for lab in labmeta.load().labs if not lab.spans_gpus]
+    return [labmeta.load().lab(name.strip()).id for name in which.split(",") if name.strip()]
 
 
 def fractions(out: Path, students: list[str]) -> dict[str, dict]:
