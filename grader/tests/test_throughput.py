@@ -239,3 +239,5 @@ def test_a_lab_the_class_leaves_untouched_is_expected_as_its_base():
     }
     assert check_class.expectations(bob, labs)["01_cpu_baseline"] == "zero_not_implemented"
     assert check_class.expectations(carol, None) == carol["expect"]
+    # A lab not graded is not expected: lab 04 left out.
+    assert check_class.expectations(carol, ["01_cpu_baseline"]) == {"01_cpu_baseline": "full"}

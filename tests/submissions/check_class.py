@@ -30,14 +30,13 @@ def outcome(lab: dict) -> str:
 
 
 def expectations(student: dict, labs: list[str] | None) -> dict[str, str]:
-    """A student's expected outcome per lab. class.toml names the labs its
-    students' mistakes are in; every other lab of `labs` (a batch graded on more
-    than class.toml's labs) is the base's as it is: untouched by make_class."""
-    expect = dict(student["expect"])
+    """A student's expected outcome per lab graded (`labs`; None: class.toml's).
+    class.toml names the labs its students' mistakes are in; every other lab
+    of `labs` is the base's as it is, untouched by make_class."""
+    if labs is None:
+        return dict(student["expect"])
     untouched = "full" if student["base"] == "solutions" else "zero_not_implemented"
-    for lab in labs or []:
-        expect.setdefault(lab, untouched)
-    return expect
+    return {lab: student["expect"].get(lab, untouched) for lab in labs}
 
 
 def check(out: Path, copies: int = 1, labs: list[str] | None = None) -> list[str]:
