@@ -52,12 +52,12 @@ def labs_part(
                 if impl == "solutions" and lab.needs_gpu and sanitize.available():
                     # What the sanitizer adds to grading one lab (it runs by default).
                     t0 = time.time()
-                    tools_run = sanitize.run_all(
+                    tools_run = sanitize.run_tools(
                         checker,
                         lab.id,
                         runner,
                         iso,
-                        tools=sanitize.RDC_TOOLS if lab.rdc else sanitize.DEFAULT_TOOLS,
+                        sanitize.RDC_TOOLS if lab.rdc else sanitize.DEFAULT_TOOLS,
                     )
                     entry.sanitizer = evidence.SanitizerRun(
                         round(time.time() - t0, 1), {t.tool: t.status for t in tools_run}

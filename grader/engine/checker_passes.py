@@ -99,7 +99,6 @@ def run_passes(
         gtest_filter=gtest_filter,
         ceiling_gbps=None,
         call_timeout=call_timeout,
-        result_fd=None,
     )
     done, text = launch(
         args + extra,

@@ -124,7 +124,6 @@ def checker_args(
     gtest_filter: str | None,
     ceiling_gbps: float | None,
     call_timeout: float | None,
-    result_fd: int | None,
     max_timeouts: int | None = None,
     first_call_only: bool = False,
 ) -> list[str]:
@@ -145,8 +144,6 @@ def checker_args(
         args.append(f"--call-timeout={call_timeout:g}")
     if max_timeouts:
         args.append(f"--max-timeouts={max_timeouts}")
-    if result_fd is not None:
-        args.append(f"--result-fd={result_fd}")
     if first_call_only:
         args.append("--first-call-only")
     return args
@@ -195,7 +192,6 @@ def run_checker(
             gtest_filter=gtest_filter,
             ceiling_gbps=ceiling_gbps,
             call_timeout=call_timeout,
-            result_fd=None,
             max_timeouts=max_timeouts,
             first_call_only=first_call_only,
         ),

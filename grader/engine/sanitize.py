@@ -210,14 +210,3 @@ def verdict(tool: str, run: BinaryRun) -> SanitizerRun:
             seconds,
         )
     return SanitizerRun(tool, SanitizerStatus.CLEAN, [], run.output_tail[-1000:], seconds)
-
-
-def run_all(
-    checker: Path,
-    lab_id: str,
-    runner_binary: Path,
-    isolation,
-    tools: tuple[str, ...] = DEFAULT_TOOLS,
-    **kw,
-) -> list[SanitizerRun]:
-    return run_tools(checker, lab_id, runner_binary, isolation, tools, **kw)

@@ -213,11 +213,14 @@ def sanitize_lab(
     # After a run alone that hung, no other tool of this lab gets one: an
     # honest lab beside a full GPU does not hang alone, and each would cost
     # every worker ALONE_SECONDS.
-    may_go_alone = gate is not None
-    for tool, tool_run in zip(tools, runs):
-        why = _sanitizer_short(tool_run) if may_go_alone else None
+    may_go_alone = True
+    for tool, shared in zip(tools, runs):
+
+        def once(go_alone: bool, tool: str = tool, shared=shared) -> sanitize_mod.SanitizerRun:
+            return alone(tool) if go_alone else shared  # the pass above, shared
+
+        tool_run, why = shared_then_alone(gate if may_go_alone else None, once, _sanitizer_short)
         if why is not None:
-            tool_run = alone(tool)
             result.notes.append(RERUN_NOTE.format(why=why, what=f"compute-sanitizer {tool}"))
             may_go_alone = tool_run.status != SanitizerStatus.TIMED_OUT
         result.sanitizer[tool_run.tool] = tool_run.status

@@ -173,7 +173,6 @@ def test_the_hang_budget_is_passed_only_when_set(tmp_path):
             gtest_filter=None,
             ceiling_gbps=None,
             call_timeout=10.0,
-            result_fd=3,
             **kw,
         )
 
