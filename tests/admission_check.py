@@ -88,14 +88,20 @@ def start(args, results, admitted: bool):
     return checker.returncode, before, runners, events(results), out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(doc: str) -> argparse.Namespace:
+    """CHECKER RUNNER --lab LAB, both paths absolute."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("checker", type=Path)
     ap.add_argument("runner", type=Path)
     ap.add_argument("--lab", required=True)
     args = ap.parse_args()
     # The runner starts in a folder of its own: meson's relative paths would not reach it.
     args.checker, args.runner = args.checker.resolve(), args.runner.resolve()
+    return args
+
+
+def main() -> int:
+    args = parse_args(__doc__)
     problems = []
     with tempfile.TemporaryFile() as results:
         code, before, runners, after, out = start(args, results, admitted=True)

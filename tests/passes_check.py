@@ -11,13 +11,12 @@ usage: passes_check.py CHECKER RUNNER --lab LAB
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from admission_check import children, events, launch
+from admission_check import children, events, launch, parse_args
 
 FILTER = "*EdgeSizes*n1000_*"
 
@@ -50,12 +49,7 @@ def start(args, results, mark: Path, answer_next: bool):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("checker", type=Path)
-    ap.add_argument("runner", type=Path)
-    ap.add_argument("--lab", required=True)
-    args = ap.parse_args()
-    args.checker, args.runner = args.checker.resolve(), args.runner.resolve()
+    args = parse_args(__doc__)
     problems = []
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
         mark = Path(tmp) / "second-runner-started"
