@@ -2,9 +2,11 @@
 """A checker of several passes (tests/support/checker_passes.hpp), the real
 one: lab 01's checker runs the same tests twice, the second time against a
 runner started anew behind a prefix of its own (here a shell that leaves a
-mark, then runs the runner). With admission pipes it says 'r' when up, 'n'
-between the passes with no runner alive, and starts the second runner only
-once answered; a grader that closes GO at 'n' ends it before that runner.
+mark, then runs the runner, and with a --gtest_filter of its own). With
+admission pipes it says 'r' when up, 'n' between the passes with no runner
+alive, and starts the second runner only once answered; a grader that closes
+GO at 'n' ends it before that runner. With --later-passes-if-first-passed, a
+first pass with a failed test (its runner cannot start) is the only one.
 
 usage: passes_check.py CHECKER RUNNER --lab LAB
 """
@@ -19,21 +21,26 @@ from pathlib import Path
 from admission_check import children, events, launch, parse_args
 
 FILTER = "*EdgeSizes*n1000_*"
+SECOND = "*EdgeSizes*n257_*"  # the second pass's own filter
 
 
-def start(args, results, mark: Path, answer_next: bool):
-    """The checker with two passes; returns (exit code, what it said and
-    what was true then, its stream's events, its output)."""
+def start(args, results, mark: Path, answer_next: bool, first=(), *extra: str):
+    """The checker with two passes, `first` the first one's options; returns
+    (exit code, what it said and what was true then, its stream's events,
+    its output)."""
     checker, ready_r, go_w = launch(
         args,
         results,
         f"--gtest_filter={FILTER}",
         "--pass=plain",
+        *first,
         "--pass=marked",
         "--pass-prefix=/bin/sh",
         "--pass-prefix=-c",
         '--pass-prefix=touch "$0" && exec "$@"',
         f"--pass-prefix={mark}",
+        f"--pass-filter={SECOND}",
+        *extra,
     )
     said = []
     while byte := os.read(ready_r, 1):
@@ -63,6 +70,11 @@ def main() -> int:
         exits = [e.get("pass") for e in stream if e["event"] == "runner_exit"]
         if exits != ["plain", "marked"]:
             problems.append(f"runner exits named {exits}")
+        at = [i for i, e in enumerate(stream) if e["event"] == "pass"]
+        for (lo, hi), size in zip(((at[0], at[-1]), (at[-1], len(stream))), ("n1000_", "n257_")):
+            ran = [e["test"] for e in stream[lo:hi] if e["event"] == "end"]
+            if not ran or any(size not in t for t in ran):
+                problems.append(f"a pass ran {ran}, not its filter's ({size})")
         # r: up (a runner, no mark); n: none alive, no mark; r: the marked one up.
         if said != [("r", 1, False), ("n", 0, False), ("r", 1, True)]:
             problems.append(f"admission bytes and state {said}")
@@ -84,6 +96,25 @@ def main() -> int:
                 f"tests started after {late}:\n{out[-2000:]}"
             )
         print(f"not answered at 'n': exit {code}, second runner started: {mark.exists()}")
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
+        mark = Path(tmp) / "second-runner-started"
+        # The first pass's runner cannot start: its tests fail, and no other pass runs.
+        code, said, stream, out = start(
+            args,
+            results,
+            mark,
+            True,
+            ["--pass-prefix=/bin/false"],
+            "--later-passes-if-first-passed",
+        )
+        kinds = [e["event"] for e in stream if e["event"] != "start"]
+        failed = [e for e in stream if e["event"] == "end" and e["result"] == "failed"]
+        if code != 1 or kinds.count("pass") != 1 or not failed or mark.exists() or said[1:]:
+            problems.append(
+                f"first pass failed: exit {code}, events {kinds}, said {said}, "
+                f"second runner started {mark.exists()}:\n{out[-2000:]}"
+            )
+        print(f"first pass failed: exit {code}, passes {kinds.count('pass')}, said {said}")
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0

@@ -45,8 +45,16 @@ Admit = Callable[[], AbstractContextManager[object]]
 
 
 class Admission:
-    def __init__(self, slot: Admit) -> None:
+    """`pass_seconds`: for a checker of several passes, each pass's time limit,
+    from when it is let go on ('n'; the first's from the start): proc.run's
+    deadline moves with paused() (launch gives it the first pass's)."""
+
+    def __init__(self, slot: Admit, pass_seconds: tuple[float, ...] = ()) -> None:
         self._slot = slot
+        self._pass_seconds = pass_seconds
+        self._passes_begun = 1
+        self._started_at = 0.0
+        self._credit = 0.0  # seconds the later passes' limits moved the deadline by
         self._ready_r, self._ready_w = os.pipe()
         self._go_r, self._go_w = os.pipe()
         # Closed once each: a number closed twice may by then be another thread's file.
@@ -68,6 +76,7 @@ class Admission:
     def started(self) -> None:
         """The checker exists: only it holds its ends now, so that READY reads
         as closed once it is gone."""
+        self._started_at = time.monotonic()
         for fd in self.child_fds:
             self._close(fd)
         self._thread.start()
@@ -78,9 +87,22 @@ class Admission:
             os.close(fd)
 
     def paused(self) -> float:
-        """Seconds spent waiting for the slot so far."""
+        """Seconds that do not count against the run's time limit: spent
+        waiting for the slot so far, and those the later passes' limits add."""
         since = self._waiting_since
-        return self._waited + (time.monotonic() - since if since is not None else 0.0)
+        waiting = time.monotonic() - since if since is not None else 0.0
+        return self._waited + waiting + self._credit
+
+    def _next_pass(self) -> None:
+        """Pass k is let go on now: its limit runs from here (its waits for a
+        slot still do not count)."""
+        k = self._passes_begun
+        self._passes_begun += 1
+        if k < len(self._pass_seconds):
+            # deadline = start + first limit + waited + credit = now + this pass's limit
+            now = time.monotonic()
+            first = self._pass_seconds[0]
+            self._credit = now + self._pass_seconds[k] - self._started_at - first - self._waited
 
     def _admit(self) -> None:
         while True:
@@ -102,6 +124,8 @@ class Admission:
                     rejoin()
             self._waited += time.monotonic() - self._waiting_since
             self._waiting_since = None
+            if said == b"n":
+                self._next_pass()
             try:
                 os.write(self._go_w, b"g")
             except OSError:

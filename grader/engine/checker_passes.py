@@ -1,13 +1,14 @@
-"""One checker process for several passes of the same tests, each against a
-runner started anew under a wrapping of its own (tests/support/
-checker_passes.hpp): compute-sanitizer's tools, which each had a checker of
-their own.
+"""One checker process for several passes of tests, each against a runner
+started anew under a wrapping of its own, with its own filter, time limit and
+hang budget (tests/support/checker_passes.hpp): compute-sanitizer's tools,
+which each had a checker of their own, and in a batch the lab's untimed tests
+before them (shared_gpu.tests_then_tools).
 
 Why: the machine serves a process's start and its CUDA context one at a time
 with every other's (tests/gpu_runs/README.md: context-probe-*, gpu-spread-study-*),
 and a correct GPU lab started five checkers, each with a runner: its tests,
 three tools and its timed tests. Three tools in one checker start one checker
-where they started three.
+where they started three; the tests in the same one, one where they started two.
 
 Each pass is judged as the run of a checker of its own would be (checker_run.judge),
 from its part of the result stream and of the checker's output: a pass that
@@ -23,7 +24,6 @@ pass there, as between two checkers.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 import re
@@ -46,6 +46,10 @@ class Pass:
     name: str
     runner: RunnerSpec  # the whole wrapping of this pass's runner
     first_call_only: bool = False
+    gtest_filter: str | None = None  # None: run_passes' gtest_filter
+    timeout: float | None = None  # the pass's own limit; None: run_passes' timeout
+    call_timeout: float | None = None  # None: run_passes' call_timeout
+    max_timeouts: int | None = None  # None: run_passes' max_timeouts
 
 
 def pass_args(passes: list[Pass]) -> tuple[RunnerSpec, list[str]]:
@@ -66,6 +70,12 @@ def pass_args(passes: list[Pass]) -> tuple[RunnerSpec, list[str]]:
         args += [f"--pass-prefix={a}" for a in p.runner.prefix[len(common) :]]
         if p.first_call_only:
             args.append("--pass-first-call-only")
+        if p.gtest_filter:
+            args.append(f"--pass-filter={p.gtest_filter}")
+        if p.call_timeout:
+            args.append(f"--pass-call-timeout={p.call_timeout:g}")
+        if p.max_timeouts:
+            args.append(f"--pass-max-timeouts={p.max_timeouts}")
     return RunnerSpec(first.binary, common, first.user, first.workdir), args
 
 
@@ -79,44 +89,68 @@ def run_passes(
     seed: int | None,
     env: dict[str, str] | None,
     call_timeout: float | None = None,
+    max_timeouts: int | None = None,
     gpu_expected: bool | None = None,
     admit: Admit | None = None,
     log_limit: int = 16 << 20,
+    impl: str = "labs",
+    later_if_first_passed: bool = False,
 ) -> list[BinaryRun]:
-    """Every pass's tests (untimed) in one checker; one run per pass, in order."""
+    """Every pass's tests (untimed) in one checker; one run per pass, in order.
+    Each pass's time limit (its own, or `timeout`) runs from its start where
+    `admit` lets the checker say so ('n'), else the limits add up.
+    later_if_first_passed: the later passes run only when every test of the
+    first passed (the checker's --later-passes-if-first-passed); when one
+    failed, only the first pass's run is returned."""
     checker = Path(checker)
     common, extra = pass_args(passes)
     missing = missing_run(checker, common)
     if missing is not None:
         return [missing for _ in passes]
-    expected = list_tests(checker, gtest_filter)
+    expected = [list_tests(checker, p.gtest_filter or gtest_filter) for p in passes]
+    limits = tuple(p.timeout or timeout for p in passes)
     args = checker_args(
         checker,
         lab_id,
         common,
-        impl="labs",
+        impl=impl,
         seed=seed,
         gtest_filter=gtest_filter,
         ceiling_gbps=None,
         call_timeout=call_timeout,
+        max_timeouts=max_timeouts,
     )
+    if later_if_first_passed:
+        extra.append("--later-passes-if-first-passed")
     done, text = launch(
         args + extra,
-        timeout=timeout,
+        timeout=limits[0] if admit is not None else sum(limits),
         env=checker_env(env, perf=False),
         log_limit=log_limit,
         admit=admit,
         tail=60000 * len(passes),
+        pass_seconds=limits,
     )
     ending = Ending.of(done)
     streams = split_stream(text, len(passes))
     outputs = split_output(ending.output, len(passes))
-    verdict = functools.partial(
-        judge, checker=checker, seed=seed, gpu_expected=gpu_expected, timeout=timeout
-    )
+
+    def verdict(i: int, part: Ending, stream: str) -> BinaryRun:
+        # Without admission a pass that ran out of time ran out of the sum.
+        limit = limits[i] if admit is not None else sum(limits)
+        return judge(
+            part,
+            stream,
+            expected[i],
+            checker=checker,
+            seed=seed,
+            gpu_expected=gpu_expected,
+            timeout=limit,
+        )
+
     started = len(streams)
     if started == 0:  # stopped before its first pass (no GPU, a bad argument)
-        return [verdict(ending, text, expected) for _ in passes]
+        return [verdict(i, ending, text) for i in range(len(passes))]
     runs = []
     for i, stream in enumerate(streams):
         last = i == started - 1
@@ -125,11 +159,18 @@ def run_passes(
             if last
             else Ending(0, how="exit code 0", output=outputs[i])
         )
-        runs.append(verdict(part, stream, expected))
+        runs.append(verdict(i, part, stream))
+    if later_if_first_passed and started == 1 and not all_passed(runs[0]):
+        return runs
     stopped = runs[-1]
-    for p in passes[started:]:
-        runs.append(_never_started(p, stopped, expected, checker))
+    for i in range(started, len(passes)):
+        runs.append(_never_started(passes[i], stopped, expected[i], checker))
     return runs
+
+
+def all_passed(run: BinaryRun) -> bool:
+    """Did every test of a run pass (or skip), as the checker's exit code 0 says?"""
+    return run.status == RunStatus.COMPLETED and bool(run.cases) and all(c.ok for c in run.cases)
 
 
 def _never_started(p: Pass, stopped: BinaryRun, expected: list[str], checker: Path) -> BinaryRun:

@@ -228,10 +228,12 @@ def launch(
     log_limit: int,
     admit: Admit | None,
     tail: int = 20000,
+    pass_seconds: tuple[float, ...] = (),
 ) -> tuple[proc.Finished, str]:
     """Runs the checker (args, without --result-fd) and returns how it ended
-    and its result stream."""
-    admission = Admission(admit) if admit is not None else None
+    and its result stream. pass_seconds: with `admit`, each pass's own limit
+    (Admission's), `timeout` the first's."""
+    admission = Admission(admit, pass_seconds) if admit is not None else None
     with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
         if admission is not None:
             cleanup.callback(admission.close)

@@ -22,10 +22,14 @@ from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
+from .lab_policy import linked_violations, violation_text
 from .checker_run import merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung, sanitize_lab
+from . import sanitize as sanitize_mod
+from .checker_passes import Pass
+from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
+from .shared_gpu import sanitize_lab, tests_then_tools
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -94,7 +98,9 @@ def refused(lab: labmeta.Lab, why: str) -> LabResult:
 
 class Phases:
     """Seconds spent in each phase of grading one lab (build, policy, tests,
-    sanitizer): what a batch adds up to show where its time went."""
+    sanitizer): what a batch adds up to show where its time went. In a batch
+    a GPU lab's tools run in its tests' checker (shared_gpu.tests_then_tools),
+    and 'tests' holds both."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -230,7 +236,7 @@ def _grade_lab(
     sandboxed = hasattr(isolation, "build")
     check = linked_policy and impl == "labs"
     work = policy_work or build_dir / "policy"
-    linked = functools.partial(_linked_violations, lab, lab_dir, repo, work)
+    linked = functools.partial(linked_violations, lab, lab_dir, repo, work)
     later = timed_later is not None and perf
     timed_here = perf and not later
     # The linked check compiles the file again (its own flags: engine/symbols.py)
@@ -259,7 +265,7 @@ def _grade_lab(
             result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
             if violations:
                 result.status = LabStatus.POLICY
-                result.reason = "; ".join(_violation_text(v) for v in violations)
+                result.reason = "; ".join(violation_text(v) for v in violations)
             return result
         if check and (early is None or timed_here):
             with phases("policy"):
@@ -283,13 +289,17 @@ def _grade_lab(
             untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
             shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 
-            def tests(alone: bool, admit: Admit | None) -> BinaryRun:
+            def options_for(alone: bool) -> CheckerOptions:
                 options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
                 if alone:  # it stops every other worker's GPU work (shared_gpu.py)
                     options["timeout"] = min(timeout, ALONE_SECONDS)
                     options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
                 elif shared_bound:
                     options["call_timeout"] = min(options["call_timeout"], shared_bound)
+                return options
+
+            def tests(alone: bool, admit: Admit | None) -> BinaryRun:
+                options = options_for(alone)
                 return run_checker(
                     checker,
                     lab.id,
@@ -301,8 +311,26 @@ def _grade_lab(
                     **options,
                 )
 
+            # In a batch, a GPU lab's tools run in its tests' checker (shared_gpu.py).
+            tools_after = gate is not None and later and sanitize and lab.needs_gpu
+            tools_after = tools_after and not lab.spans_gpus and sanitize_mod.available()
+            tools: list[sanitize_mod.SanitizerRun] | None = None
             with phases("tests"):
-                run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
+                if tools_after and gate is not None:
+                    shared = options_for(False)
+                    first = Pass(
+                        "tests",
+                        iso.runner(runner, env=shared["env"]),
+                        gtest_filter=UNTIMED_TESTS,
+                        timeout=shared["timeout"],
+                        call_timeout=shared["call_timeout"],
+                        max_timeouts=SHARED_MAX_TIMEOUTS,
+                    )
+                    run, rerun, tools = tests_then_tools(
+                        gate, lab, checker, runner, iso, first, tests, shared
+                    )
+                else:
+                    run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
             result = score(lab, run)
             if rerun:
                 result.notes.append(rerun)
@@ -330,7 +358,15 @@ def _grade_lab(
             ):
                 with phases("sanitizer"):
                     sanitize_lab(
-                        lab, checker, runner, iso, result, gate=gate, env=untimed_env, seed=seed
+                        lab,
+                        checker,
+                        runner,
+                        iso,
+                        result,
+                        gate=gate,
+                        env=untimed_env,
+                        seed=seed,
+                        ran=tools,
                     )
         finally:
             if own:
@@ -341,7 +377,7 @@ def _grade_lab(
     if violations:
         result.status = LabStatus.POLICY
         result.points_correctness = result.points_performance = 0.0
-        result.reason = "; ".join(_violation_text(v) for v in violations)
+        result.reason = "; ".join(violation_text(v) for v in violations)
     elif later and timed_later is not None and timed_tests_later(lab, result):
         timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
     elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:
@@ -349,51 +385,3 @@ def _grade_lab(
             "bandwidth not measured: it is timed once every correctness test passes"
         )
     return result
-
-
-def _violation_text(v: policy.Violation) -> str:
-    found = f" ({v.found})" if v.found else ""
-    return f"{v.file}:{v.line}{found}: {v.why}"
-
-
-def _linked_violations(
-    lab: labmeta.Lab, lab_dir: Path, repo: Path, policy_work: Path
-) -> list[policy.Violation]:
-    """The linked policy check of each of the lab's files against the skeleton
-    and the reference; a file that built but could not be checked fails closed."""
-    violations: list[policy.Violation] = []
-    for name in lab.files:
-        reference = _reference(repo, lab, name)
-        if reference is None:
-            continue  # a student's own copy: the instructor's batch runs this check
-        checked = policy.check_linked(
-            lab,
-            lab_dir / name,
-            skeleton_file=toolchain.REPO / "labs" / lab.id / name,
-            reference_file=reference,
-            include_dirs=[repo / "common"],
-            work=policy_work,
-        )
-        violations += checked.violations
-        if not checked.judged:
-            # It built for grading but could not be checked: fail closed (the
-            # batch's preflight checks the reference the same way first).
-            violations.append(
-                policy.Violation(
-                    name,
-                    0,
-                    "",
-                    "the policy check could not compile or read this file the "
-                    "way it must: " + (checked.log.strip()[-300:] or "unknown"),
-                )
-            )
-    return violations
-
-
-def _reference(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
-    """The reference solution's file, where this tree has one (not in a release)."""
-    for root in (repo, toolchain.REPO):
-        p = root / "solutions" / lab.id / name
-        if p.is_file():
-            return p
-    return None

@@ -41,6 +41,7 @@ SMALL_CASES = (
     "*EdgeSizes.MatchesReference/n4097_*"
 )
 FINDING_EXIT = 86
+TOOL_MAX_TIMEOUTS = 2  # the checker's default, as a tool's own checker had
 # Tools under which each case makes its first call only (the checker's
 # --first-call-only; tests/support/test_env.hpp says what the later calls
 # check). racecheck: a case's 4 calls took 43 ms alone and about 80 ms with 3
@@ -62,6 +63,11 @@ class SanitizerRun:
     findings: list[str] = field(default_factory=list)
     output_tail: str = ""
     seconds: float = 0.0
+
+
+def tools_for(lab) -> tuple[str, ...]:
+    """The tools a lab's small cases run under (RDC_TOOLS says why not all)."""
+    return RDC_TOOLS if lab.rdc else DEFAULT_TOOLS
 
 
 def available() -> bool:
@@ -152,22 +158,44 @@ def run_tools(
     (checker_passes.py says why). `timeout` is each tool's, as in run_tool."""
     if not available():
         return [run_tool(checker, lab_id, runner_binary, isolation, t) for t in tools]
-    passes = [
-        Pass(t, isolation.runner(runner_binary, tool_prefix(t), env=env), t in FIRST_CALL_ONLY)
-        for t in tools
-    ]
     runs = run_passes(
         checker,
         lab_id,
-        passes,
-        timeout=timeout * len(tools),
+        tool_passes(
+            runner_binary, isolation, tools, env=env, gtest_filter=gtest_filter, timeout=timeout
+        ),
+        timeout=timeout,
         gtest_filter=gtest_filter,
         seed=seed,
         env=env,
-        call_timeout=min(timeout, 300.0),
         admit=admit,
     )
     return [verdict(t, run) for t, run in zip(tools, runs)]
+
+
+def tool_passes(
+    runner_binary: Path,
+    isolation,
+    tools: tuple[str, ...],
+    *,
+    env: dict[str, str] | None,
+    gtest_filter: str = SMALL_CASES,
+    timeout: float = TOOL_SECONDS,
+) -> list[Pass]:
+    """A checker pass for each tool, with run_tool's options (a pass after
+    other tests: its own filter, limit, call timeout and hang budget)."""
+    return [
+        Pass(
+            t,
+            isolation.runner(runner_binary, tool_prefix(t), env=env),
+            t in FIRST_CALL_ONLY,
+            gtest_filter=gtest_filter,
+            timeout=timeout,
+            call_timeout=min(timeout, 300.0),
+            max_timeouts=TOOL_MAX_TIMEOUTS,
+        )
+        for t in tools
+    ]
 
 
 def verdict(tool: str, run: BinaryRun) -> SanitizerRun:

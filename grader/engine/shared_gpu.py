@@ -34,8 +34,8 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 from pathlib import Path
 
 from ..infra.gate import Gate, Ticket, held, sanitizer_slot
@@ -44,6 +44,7 @@ from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
 from . import sanitize as sanitize_mod
 from .admission import Admit
+from .checker_passes import Pass, run_passes
 
 R = TypeVar("R")
 
@@ -106,13 +107,13 @@ def shared_then_alone(
 @contextlib.contextmanager
 def timed_hold(
     gate: Gate | None, alone: bool, what: str, passes: tuple[str, ...] = ()
-) -> Iterator[Admit | None]:
+) -> Iterator[Ticket | None]:
     """held(gate), with a trace line of how long the run waited for the GPU
     and how long it held it (GRADER_TRACE: where a batch's time goes). A
     shared run holds the gate's shared side here and yields the slot it must
     take once its processes are up (run_checker's `admit`, gate.py says why);
     a run alone, or one without a gate, yields None. A checker of several
-    passes (checker_passes.py) gets a line for each, its name after `what`."""
+    passes (checker_passes.py) gets a line for each, named in `passes`."""
     asked = time.monotonic()
     if gate is None or alone:
         with held(gate, exclusive=alone):
@@ -127,7 +128,7 @@ def timed_hold(
                     )
         return
     who = threading.current_thread().name
-    names = iter(f"{what} {p}" for p in passes)
+    names = iter(passes)
 
     def pass_ended(ticket: Ticket) -> None:
         end = time.monotonic()
@@ -184,16 +185,18 @@ def sanitize_lab(
     gate: Gate | None,
     env: dict[str, str] | None,
     seed: int,
+    ran: list[sanitize_mod.SanitizerRun] | None = None,
 ) -> None:
     """The small cases under each compute-sanitizer tool, into `result`: a
     hazard costs every point. The tools run in one checker, a pass each
     (checker_passes.py), which leaves the GPU's shared side between two, so
-    that a timed run waiting for the GPU waits for one tool, not three. A tool
-    whose pass went short of memory beside others runs again alone."""
+    that a timed run waiting for the GPU waits for one tool, not three; `ran`:
+    the tools' runs already made, after the lab's tests (tests_then_tools). A
+    tool whose pass went short of memory beside others runs again alone."""
     if not sanitize_mod.available():
         result.sanitizer["all"] = "unavailable"
         return
-    tools = sanitize_mod.RDC_TOOLS if lab.rdc else sanitize_mod.DEFAULT_TOOLS
+    tools = sanitize_mod.tools_for(lab)
 
     def alone(tool: str) -> sanitize_mod.SanitizerRun:
         with sanitizer_slot(iso), timed_hold(gate, True, f"sanitizer {tool}"):
@@ -206,10 +209,13 @@ def sanitize_lab(
     # a test run took a median 14.8 s and a tool 5.2 s, against 2.4 s and 1.2 s
     # in slots (h200x2/throughput-ee7424e-*, h100/throughput-64a5ad6-j16-x4-c10.log):
     # the GPU switches between more contexts, and each waits its turn.
-    with sanitizer_slot(iso), timed_hold(gate, False, "sanitizer", tools) as admit:
-        runs = sanitize_mod.run_tools(
-            checker, lab.id, runner, iso, tools, env=env, seed=seed, admit=admit
-        )
+    runs = ran
+    if runs is None:
+        names = tuple(f"sanitizer {t}" for t in tools)
+        with sanitizer_slot(iso), timed_hold(gate, False, "sanitizer", names) as admit:
+            runs = sanitize_mod.run_tools(
+                checker, lab.id, runner, iso, tools, env=env, seed=seed, admit=admit
+            )
     # After a run alone that hung, no other tool of this lab gets one: an
     # honest lab beside a full GPU does not hang alone, and each would cost
     # every worker ALONE_SECONDS.
@@ -239,3 +245,76 @@ def _sanitizer_short(run: sanitize_mod.SanitizerRun) -> str | None:
     if run.status not in (SanitizerStatus.FINDINGS, SanitizerStatus.FAILED):
         return None
     return short_of_memory([*run.findings, run.output_tail])
+
+
+class _PlaceForTools:
+    """The admission (admission.py) of a checker whose passes after the first
+    are compute-sanitizer's tools: a gate.Ticket that, at the first pass's end
+    ('n'), takes a sanitizer place (gate.sanitizer_slot) with nothing of the
+    gate held, kept to the run's end (`stack`). The tests before need none, and
+    holding one from the start would let no more tests run at once than places."""
+
+    def __init__(self, ticket: Ticket, place, stack: contextlib.ExitStack) -> None:
+        self._ticket, self._place, self._stack = ticket, place, stack
+
+    def __call__(self) -> contextlib.AbstractContextManager[None]:
+        return self._ticket.slot()
+
+    def rejoin(self) -> None:
+        self._ticket.rejoin(between=self._take)
+
+    def _take(self) -> None:
+        if self._place is not None:
+            self._stack.enter_context(self._place)
+            self._place = None
+
+
+def tests_then_tools(
+    gate: Gate,
+    lab,
+    checker: Path,
+    runner: Path,
+    iso,
+    tests: Pass,
+    tests_alone: Callable[[bool, Admit | None], BinaryRun],
+    options: Mapping[str, Any],
+) -> tuple[BinaryRun, str | None, list[sanitize_mod.SanitizerRun] | None]:
+    """A batch's untimed run of a GPU lab: its tests (the pass `tests`, of
+    `runner` through `iso`), then, when every one passed, the small cases under
+    each compute-sanitizer tool, in one checker (checker_passes.py): a correct
+    lab starts two checkers, not three. Between two passes the run leaves the
+    GPU's shared side, as between two checkers. Returns the tests' run, the note for the student, and the
+    tools' runs for sanitize_lab's `ran` (None when they did not run: a test
+    failed, or the tests ran again alone, as checker_sharing runs them, with
+    `tests_alone`). `options`: run_checker's (lab_grading.CheckerOptions)."""
+    tools = sanitize_mod.tools_for(lab)
+    env = options["env"]
+    passes = [tests, *sanitize_mod.tool_passes(runner, iso, tools, env=env)]
+    names = ("tests", *(f"sanitizer {t}" for t in tools))
+
+    def once(alone: bool) -> tuple[BinaryRun, list[sanitize_mod.SanitizerRun] | None]:
+        if alone:
+            with timed_hold(gate, True, "tests") as admit:
+                return tests_alone(True, admit), None
+        with contextlib.ExitStack() as stack, timed_hold(gate, False, "tests", names) as ticket:
+            assert ticket is not None  # a shared run at a gate
+            runs = run_passes(
+                checker,
+                lab.id,
+                passes,
+                timeout=options["timeout"],
+                gtest_filter=None,
+                seed=options["seed"],
+                env=env,
+                gpu_expected=options["gpu_expected"],
+                admit=_PlaceForTools(ticket, sanitizer_slot(iso), stack),
+                impl=options["impl"],
+                later_if_first_passed=True,
+            )
+        tool_runs = [sanitize_mod.verdict(t, r) for t, r in zip(tools, runs[1:])]
+        return runs[0], tool_runs or None
+
+    (run, tool_runs), why = shared_then_alone(
+        gate, once, lambda r: None if hung(r[0]) else short_of_memory(run_failures(r[0]))
+    )
+    return run, why and RERUN_NOTE.format(why=why, what="your tests"), tool_runs

@@ -59,8 +59,9 @@ of the time (21%) but idle 12-13% (4.5%): a drain's later turns start while
 the GPU waits for them, as their starts did inside the hold before. 2,265 and
 2,311 student-labs an hour against 2,233: within the runs' spread.
 
-Order, to rule out deadlock: the machine gate first, then a GPU's; on a GPU,
-the gate's shared side first, then a slot.
+Order, to rule out deadlock: the machine gate first, then a GPU's; a
+compute-sanitizer place (sanitizer_slot) before either side of a GPU's gate;
+on a GPU, the gate's shared side first, then a slot.
 """
 
 from __future__ import annotations
@@ -178,11 +179,15 @@ class Gate:
             # Woken by a change, or often enough to see a run in flight stall.
             self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
 
-    def _rejoin(self, token: int) -> None:
-        """A shared run leaves, and comes back as one that starts anew."""
+    def _rejoin(self, token: int, between: Callable[[], object] | None) -> None:
+        """A shared run leaves, calls `between` with nothing of the gate held,
+        and comes back as one that starts anew."""
         with self._cond:
             del self._started[token]
             self._cond.notify_all()
+        if between is not None:
+            between()
+        with self._cond:
             self._wait_to_share()
             self._started[token] = time.monotonic()
 
@@ -355,14 +360,16 @@ class Ticket:
     def __call__(self) -> contextlib.AbstractContextManager[None]:
         return self.slot()
 
-    def rejoin(self) -> None:
+    def rejoin(self, between: Callable[[], object] | None = None) -> None:
         """Between two passes of one checker (checker_passes.py), its runner
         ended: the run leaves the shared side, where a drain due for a timed
-        run may now pass, and comes back as a run that starts anew."""
+        run may now pass, and comes back as a run that starts anew. `between`
+        is called once it has left: what the next pass must hold before the
+        gate (a compute-sanitizer place, in the order at the top)."""
         if self.on_pass_end is not None:
             self.on_pass_end(self)
         self.asked = time.monotonic()
-        self._gate._rejoin(self._token)
+        self._gate._rejoin(self._token, between)
         self.passed = time.monotonic()
         self.slot_asked = self.slot_got = None
 

@@ -5,6 +5,7 @@ checker of its own would be, a pass the checker never reached is never a
 pass, the lab's output cannot move a pass's boundary, and between two passes
 the run leaves the GPU's shared side, where a timed run may take it."""
 
+import dataclasses
 import stat
 import textwrap
 import threading
@@ -22,10 +23,16 @@ TESTS = ["A.one", "A.two"]
 CHECKER = """
 import json, os, sys, time
 args = sys.argv[1:]
-if "--gtest_list_tests" in args:
-    print("A.\\n  one\\n  two")
-    sys.exit(0)
 value = lambda flag: [a.split("=", 1)[1] for a in args if a.startswith(flag + "=")]
+if "--gtest_list_tests" in args:
+    print("A.\\n  one" if value("--gtest_filter") == ["A.one"] else "A.\\n  one\\n  two")
+    sys.exit(0)
+own = {}  # each pass's --pass-filter
+for a in args:
+    if a.startswith("--pass="):
+        name = a.split("=", 1)[1]
+    elif a.startswith("--pass-filter="):
+        own[name] = a.split("=", 1)[1]
 out = os.fdopen(int(value("--result-fd")[0]), "w")
 fds = value("--admission-fds")
 ready, go = map(int, fds[0].split(",")) if fds else (None, None)
@@ -46,12 +53,15 @@ for i, name in enumerate(passes):
     if i:
         say(b"n")
     say(b"r")
+    outcome = "passed"
     STEP
-    for t in ["A.one", "A.two"]:
+    for t in ["A.one"] if own.get(name) == "A.one" else ["A.one", "A.two"]:
         event(event="start", test=t)
-        event(event="end", test=t, result="passed", time_ms=1, properties={}, failures=[])
+        event(event="end", test=t, result=outcome, time_ms=1, properties={}, failures=[])
     print(f"  | output of {name}", flush=True)
     event(event="runner_exit", **{"pass": name, "how": {"code": 0}})
+    if "--later-passes-if-first-passed" in args and outcome != "passed":
+        break
 """
 
 
@@ -75,11 +85,11 @@ def passes(tmp_path: Path, names=("memcheck", "racecheck", "synccheck")) -> list
     ]
 
 
-def run(tmp_path, step="pass", before="pass", **kw):
+def run(tmp_path, step="pass", before="pass", ps=None, **kw):
     return run_passes(
         fake_checker(tmp_path, step, before),
         "07_atomic_finish",
-        passes(tmp_path),
+        ps or passes(tmp_path),
         timeout=kw.pop("timeout", 30.0),
         gtest_filter=None,
         seed=5,
@@ -171,3 +181,49 @@ def test_between_passes_a_timed_run_may_take_the_gpu(tmp_path):
     back = [t for k, t in seen if k == "back"][0]
     assert back - timed_at >= 0.3  # the pass after waited for the whole timed run
     assert gate._slots._value == 1 and not gate._started
+
+
+def test_a_pass_has_its_own_filter_limits_and_hang_budget(tmp_path):
+    ps = passes(tmp_path)
+    ps[0] = dataclasses.replace(
+        ps[0], gtest_filter="A.one", timeout=9.0, call_timeout=2.5, max_timeouts=1
+    )
+    args = pass_args(ps)[1]
+    assert args[:6] == [
+        "--pass=memcheck",
+        "--pass-prefix=--tool=memcheck",
+        "--pass-prefix=--",
+        "--pass-filter=A.one",
+        "--pass-call-timeout=2.5",
+        "--pass-max-timeouts=1",
+    ]
+    runs = run(tmp_path, ps=ps)
+    # Each pass is expected to run its own filter's tests: none is missing.
+    assert [[c.name for c in r.cases] for r in runs] == [["A.one"], TESTS, TESTS]
+    assert all(c.status == CaseStatus.PASSED for r in runs for c in r.cases)
+
+
+def test_later_passes_run_only_when_every_test_of_the_first_passed(tmp_path):
+    fail_first = "if name == 'memcheck': outcome = 'failed'"
+    runs = run(tmp_path, fail_first, later_if_first_passed=True)
+    assert len(runs) == 1 and len(runs[0].failed) == 2  # the tools are not for a failing lab
+    runs = run(tmp_path, later_if_first_passed=True)
+    assert [r.status for r in runs] == [RunStatus.COMPLETED] * 3
+    # Without the flag a failed first pass does not stop the others.
+    assert len(run(tmp_path, fail_first)) == 3
+
+
+def test_each_pass_has_its_own_time_limit_from_its_start(tmp_path):
+    """Admitted, each pass gets its own limit from when it is let go on ('n'):
+    three passes of 0.8 s each under limits of 1.5 s end; the sum would not
+    fit the first's. A pass over its own limit is the one that timed out."""
+    ps = [dataclasses.replace(p, timeout=1.5) for p in passes(tmp_path)]
+    gate = Gate("gpu", run_slots=1)
+    with gate.shared_pass() as ticket:
+        runs = run(tmp_path, "time.sleep(0.8)", ps=ps, timeout=99.0, admit=ticket)
+    assert [r.status for r in runs] == [RunStatus.COMPLETED] * 3
+    slow_last = "time.sleep(0.8 if name != 'synccheck' else 30)"
+    with gate.shared_pass() as ticket:
+        runs = run(tmp_path, slow_last, ps=ps, timeout=99.0, admit=ticket)
+    assert [r.status for r in runs] == [RunStatus.COMPLETED] * 2 + [RunStatus.TIMED_OUT]
+    assert "1 s" in runs[2].reason or "2 s" in runs[2].reason  # its own limit, not 99 s

@@ -26,7 +26,7 @@ def grade(monkeypatch, perf: bool, timed_later):
         tests_began.set()
         return run_with()
 
-    monkeypatch.setattr(lab_grading, "_linked_violations", linked)
+    monkeypatch.setattr(lab_grading, "linked_violations", linked)
     result = grade_07(
         monkeypatch,
         fake_run_checker,

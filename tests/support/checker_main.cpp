@@ -7,7 +7,9 @@
 //            [--runner-user=nobody] [--runner-workdir=DIR] [--call-timeout=S]
 //            [--max-timeouts=N] [--seed=N] [--result-fd=N] [--ceiling-gbps=X]
 //            [--admission-fds=READY,GO] [--first-call-only]
-//            [--pass=NAME [--pass-prefix=ARG]... [--pass-first-call-only]]... [gtest flags]
+//            [--pass=NAME [--pass-prefix=ARG]... [--pass-first-call-only] [--pass-filter=F]
+//                         [--pass-call-timeout=S] [--pass-max-timeouts=N]]...
+//            [--later-passes-if-first-passed] [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
@@ -30,8 +32,12 @@
 //
 // --pass: the tests run once per pass, each against a runner started anew
 // with the pass's --pass-prefix arguments after the --runner-prefix ones
-// (compute-sanitizer's tools in one checker: checker_passes.hpp says why).
-// --pass-prefix and --pass-first-call-only belong to the --pass before them.
+// (the untimed tests and compute-sanitizer's tools in one checker:
+// checker_passes.hpp says why). --pass-filter (the pass's tests, else the
+// run's --gtest_filter), --pass-call-timeout, --pass-max-timeouts (else the
+// run's) and --pass-first-call-only belong to the --pass before them.
+// --later-passes-if-first-passed: the passes after the first run only when
+// every test of the first passed.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -65,6 +71,7 @@ struct Args {
   std::vector<lab::test::RunnerPass> passes;
   double call_timeout = 30.0, ceiling = 0.0;
   bool seeded = false, measure_ceiling = false, first_call_only = false;
+  bool later_if_first_passed = false;
   std::uint64_t seed = 0;
   int result_fd = -1, ready_fd = -1, go_fd = -1, max_timeouts = 2;
   std::size_t output_cap = 8u << 20;
@@ -75,6 +82,30 @@ bool take(const char* arg, const char* flag, std::string* value) {
   if (std::strncmp(arg, flag, n) != 0 || arg[n] != '=') return false;
   *value = arg + n + 1;
   return true;
+}
+
+// --pass-prefix=ARG, --pass-first-call-only, --pass-filter=F,
+// --pass-call-timeout=S, --pass-max-timeouts=N: of the --pass before it.
+void pass_option(const char* arg, std::vector<lab::test::RunnerPass>* passes) {
+  if (passes->empty()) {
+    std::fprintf(stderr, "%s belongs to a --pass before it\n", arg);
+    std::exit(2);
+  }
+  lab::test::RunnerPass& pass = passes->back();
+  std::string v;
+  if (take(arg, "--pass-prefix", &v)) {
+    pass.prefix.push_back(v);
+  } else if (std::strcmp(arg, "--pass-first-call-only") == 0) {
+    pass.first_call_only = true;
+  } else if (take(arg, "--pass-filter", &pass.filter)) {
+  } else if (take(arg, "--pass-call-timeout", &v)) {
+    pass.call_timeout_s = std::atof(v.c_str());
+  } else if (take(arg, "--pass-max-timeouts", &v)) {
+    pass.max_timeouts = std::max(1, std::atoi(v.c_str()));
+  } else {
+    std::fprintf(stderr, "unknown argument %s\n", arg);
+    std::exit(2);
+  }
 }
 
 Args parse(int argc, char** argv) {
@@ -88,17 +119,10 @@ Args parse(int argc, char** argv) {
       a.prefix.push_back(v);
     } else if (take(argv[i], "--pass", &v)) {
       a.passes.push_back({v, {}, false});
-    } else if (take(argv[i], "--pass-prefix", &v) ||
-               std::strcmp(argv[i], "--pass-first-call-only") == 0) {
-      if (a.passes.empty()) {
-        std::fprintf(stderr, "%s belongs to a --pass before it\n", argv[i]);
-        std::exit(2);
-      }
-      if (argv[i][7] == 'p') {
-        a.passes.back().prefix.push_back(v);
-      } else {
-        a.passes.back().first_call_only = true;
-      }
+    } else if (std::strncmp(argv[i], "--pass-", 7) == 0) {
+      pass_option(argv[i], &a.passes);
+    } else if (std::strcmp(argv[i], "--later-passes-if-first-passed") == 0) {
+      a.later_if_first_passed = true;
     } else if (take(argv[i], "--seed", &v)) {
       a.seed = std::strtoull(v.c_str(), nullptr, 0);
       a.seeded = true;
@@ -211,13 +235,18 @@ int main(int argc, char** argv) {
                                 ",\"impl\":" + lab::test::json_string(args.impl) + "}");
   lab::test::Admission admission;
   if (args.ready_fd >= 0) admission = lab::test::Admission(args.ready_fd, args.go_fd);
-  // The passes end their runners themselves, each with its runner_exit event.
-  if (!args.passes.empty()) lab::test::install_passes(args.passes, options.command, &admission);
+  if (!args.passes.empty()) {
+    // The passes end their runners themselves, each with its runner_exit event.
+    lab::test::Passes passes(args.passes, options.command, &admission, args.later_if_first_passed);
+    passes.begin_first();
+    if (admission.asked()) wait_for_admission(&admission);
+    if (args.passes.size() < 2) admission.close();
+    return passes.run();
+  }
   // Lab 01's checker speaks it too, so that CI tests it (tests/admission_check.py).
   if (admission.asked()) wait_for_admission(&admission);
-  if (args.passes.size() < 2) admission.close();
+  admission.close();
   const int rc = RUN_ALL_TESTS();
-  if (!args.passes.empty()) return rc;
   lab::test::RunnerLink::get().stop();
   const std::string exit = lab::test::RunnerLink::get().last_exit_json();
   if (!exit.empty())

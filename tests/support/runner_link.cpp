@@ -433,9 +433,16 @@ void RunnerLink::stop() {
   }
 }
 
-void RunnerLink::restart_as(std::vector<std::string> command) {
+void RunnerLink::restart_as(std::vector<std::string> command, double call_timeout_s,
+                            int max_timeouts) {
   stop();
+  if (base_call_timeout_s_ == 0) {  // the run's own, kept for passes that name none
+    base_call_timeout_s_ = options_.call_timeout_s;
+    base_max_timeouts_ = options_.max_timeouts;
+  }
   options_.command = std::move(command);
+  options_.call_timeout_s = call_timeout_s > 0 ? call_timeout_s : base_call_timeout_s_;
+  options_.max_timeouts = max_timeouts > 0 ? max_timeouts : base_max_timeouts_;
   configured_ = !options_.command.empty();
   broken_.clear();
   crashes_ = timeouts_ = 0;
@@ -509,7 +516,7 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
   }
 }
 
-void kill_all_children() {
+bool kill_all_children() {
   const std::string self = std::to_string(getpid());
   for (int round = 0; round < 200; ++round) {
     bool any = false;
@@ -539,9 +546,10 @@ void kill_all_children() {
     int status = 0;
     while (waitpid(-1, &status, WNOHANG) > 0) {
     }
-    if (!any) return;
+    if (!any) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  return false;
 }
 
 }  // namespace lab::test

@@ -70,8 +70,9 @@ class RunnerLink {
   void stop();
 
   // Ends the runner (stop), and the next one starts with `command`, its crash
-  // and hang budgets whole again: a checker pass of its own (checker_passes.hpp).
-  void restart_as(std::vector<std::string> command);
+  // and hang budgets whole again, and a call timeout and hang budget of its
+  // own (0: the configured ones): a checker pass of its own (checker_passes.hpp).
+  void restart_as(std::vector<std::string> command, double call_timeout_s, int max_timeouts);
 
   // Starts the runner before the first test, so that its start (its CUDA
   // context, a sandbox, a tool's hooks) is over before the checker takes its
@@ -111,10 +112,14 @@ class RunnerLink {
   Process* process_ = nullptr;
   std::string own_workdir_;
   std::string last_exit_;
+  double base_call_timeout_s_ = 0;  // configure()'s, once a pass has set its own
+  int base_max_timeouts_ = 0;
 };
 
 // Kills every child process of this one (they are re-parented here when the
-// runner dies, since the checker is a subreaper) and waits for them.
-void kill_all_children();
+// runner dies, since the checker is a subreaper) and waits for them. False
+// when some were still there after 200 rounds (about a second): a chain that
+// forks faster than it is killed, where the runner has no PID namespace.
+bool kill_all_children();
 
 }  // namespace lab::test
