@@ -41,6 +41,10 @@ from .checker_run import Ending, checker_args, checker_env, judge, launch, list_
 _MARK = re.compile(r"^\[checker pass (\d+)/\d+: [^\]\n]*\]$", re.MULTILINE)
 
 
+# A run's property when its pass never started (_never_started).
+NOT_STARTED = "pass_not_started"
+
+
 @dataclass(frozen=True)
 class Pass:
     name: str
@@ -185,7 +189,7 @@ def _never_started(p: Pass, stopped: BinaryRun, expected: list[str], checker: Pa
         status,
         stopped.exit_code,
         why,
-        dict(stopped.properties),
+        {**stopped.properties, NOT_STARTED: "1"},
         [CaseResult(n, CaseStatus.NOT_RUN, failures=[f"{n}: {why}"]) for n in expected],
     )
 

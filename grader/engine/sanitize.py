@@ -25,7 +25,7 @@ from pathlib import Path
 from ..status import RunStatus, SanitizerStatus
 from .admission import Admit
 from ..results import BinaryRun
-from .checker_passes import Pass, run_passes
+from .checker_passes import NOT_STARTED, Pass, run_passes
 from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -63,6 +63,7 @@ class SanitizerRun:
     findings: list[str] = field(default_factory=list)
     output_tail: str = ""
     seconds: float = 0.0
+    started: bool = True  # False: its pass never started (the one before stopped the checker)
 
 
 def tools_for(lab) -> tuple[str, ...]:
@@ -200,6 +201,12 @@ def tool_passes(
 
 def verdict(tool: str, run: BinaryRun) -> SanitizerRun:
     """What a checker run of the small cases under `tool` found."""
+    got = _verdict(tool, run)
+    got.started = NOT_STARTED not in run.properties
+    return got
+
+
+def _verdict(tool: str, run: BinaryRun) -> SanitizerRun:
     seconds = sum(c.time_ms for c in run.cases) / 1000.0
     if run.status == RunStatus.SKIPPED:
         return SanitizerRun(

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.engine.checker_passes import Pass, pass_args, run_passes, split_output
+from grader.engine.checker_passes import NOT_STARTED, Pass, pass_args, run_passes, split_output
 from grader.infra.gate import Gate
 from grader.infra.runner import RunnerSpec
 from grader.status import CaseStatus, RunStatus
@@ -132,6 +132,7 @@ def test_a_checker_stopped_in_a_pass_leaves_the_later_ones_unrun_never_passed(tm
     assert runs[1].status == RunStatus.TIMED_OUT and runs[1].passed == 0
     assert runs[2].status == RunStatus.TIMED_OUT and "pass before synccheck" in runs[2].reason
     assert [c.status for c in runs[2].cases] == [CaseStatus.NOT_RUN] * 2
+    assert [NOT_STARTED in r.properties for r in runs] == [False, False, True]
 
 
 def test_a_checker_that_ends_cleanly_without_a_pass_has_failed(tmp_path):

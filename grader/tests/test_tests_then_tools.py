@@ -145,5 +145,46 @@ def test_the_grade_reads_the_tools_of_the_tests_checker(monkeypatch):
     assert later == []  # no timed run for a lab that lost its correctness points
 
 
+def test_a_hang_under_one_tool_leaves_the_others_a_checker_of_their_own(monkeypatch):
+    """memcheck's pass hung, and ended the checker before racecheck's and
+    synccheck's: those two run again in a checker of their own, so a lab that
+    hangs under one tool does not escape the others (racecheck finds its race)."""
+    lab = COURSE.lab("07")
+    result = lab_grading.blank_result(lab, LabStatus.GRADED, "")
+    result.points_correctness = lab.points_correctness
+    hung = sanitize.SanitizerRun("memcheck", SanitizerStatus.TIMED_OUT, ["did not finish"])
+    unrun = [
+        sanitize.SanitizerRun(t, SanitizerStatus.TIMED_OUT, ["not run"], started=False)
+        for t in ("racecheck", "synccheck")
+    ]
+    asked = []
+
+    def run_tools(checker, lab_id, runner, iso, tools, **kw):
+        asked.append(tools)
+        found = {"racecheck": SanitizerStatus.FINDINGS, "synccheck": SanitizerStatus.CLEAN}
+        return [sanitize.SanitizerRun(t, found[t], ["Race reported"]) for t in tools]
+
+    monkeypatch.setattr(sanitize, "available", lambda: True)
+    monkeypatch.setattr(sanitize, "run_tools", run_tools)
+    shared_gpu.sanitize_lab(
+        lab,
+        "checker",
+        "runner",
+        Iso(),
+        result,
+        gate=Gate("gpu"),
+        env={},
+        seed=1,
+        ran=[hung, *unrun],
+    )
+    assert asked == [("racecheck", "synccheck")]
+    assert result.sanitizer == {
+        "memcheck": SanitizerStatus.TIMED_OUT,
+        "racecheck": SanitizerStatus.FINDINGS,
+        "synccheck": SanitizerStatus.CLEAN,
+    }
+    assert result.points_correctness == 0
+
+
 class Built:
     ok, machine_fault, first_errors = True, "", ""
