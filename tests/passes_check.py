@@ -6,7 +6,8 @@ mark, then runs the runner, and with a --gtest_filter of its own). With
 admission pipes it says 'r' when up, 'n' between the passes with no runner
 alive, and starts the second runner only once answered; a grader that closes
 GO at 'n' ends it before that runner. With --later-passes-if-first-passed, a
-first pass with a failed test (its runner cannot start) is the only one.
+first pass with a failed test (its runner cannot start) is the only one, and a
+later pass with a failed test stops nothing.
 
 usage: passes_check.py CHECKER RUNNER --lab LAB
 """
@@ -115,6 +116,24 @@ def main() -> int:
                 f"second runner started {mark.exists()}:\n{out[-2000:]}"
             )
         print(f"first pass failed: exit {code}, passes {kinds.count('pass')}, said {said}")
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as results:
+        mark = Path(tmp) / "second-runner-started"
+        # A later pass that fails stops nothing: only the first pass's tests gate the rest.
+        code, said, stream, out = start(
+            args,
+            results,
+            mark,
+            True,
+            (),
+            "--pass=broken",
+            "--pass-prefix=/bin/false",
+            "--pass=last",
+            "--later-passes-if-first-passed",
+        )
+        passes = [e["name"] for e in stream if e["event"] == "pass"]
+        if code != 1 or passes != ["plain", "marked", "broken", "last"]:
+            problems.append(f"a later pass failed: exit {code}, passes {passes}:\n{out[-2000:]}")
+        print(f"a later pass failed: exit {code}, passes {passes}")
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0

@@ -291,10 +291,11 @@ def tests_then_tools(
     `runner` through `iso`), then, when every one passed, the small cases under
     each compute-sanitizer tool, in one checker (checker_passes.py): a correct
     lab starts two checkers, not three. Between two passes the run leaves the
-    GPU's shared side, as between two checkers. Returns the tests' run, the note for the student, and the
-    tools' runs for sanitize_lab's `ran` (None when they did not run: a test
-    failed, or the tests ran again alone, as checker_sharing runs them, with
-    `tests_alone`). `options`: run_checker's (lab_grading.CheckerOptions)."""
+    GPU's shared side, as between two checkers. Returns the tests' run, the
+    note for the student, and the tools' runs for sanitize_lab's `ran` (None
+    when they did not run: a test failed, or the tests ran again alone, as
+    checker_sharing runs them, with `tests_alone`). `options`: run_checker's
+    (lab_grading.CheckerOptions)."""
     tools = sanitize_mod.tools_for(lab)
     env = options["env"]
     passes = [tests, *sanitize_mod.tool_passes(runner, iso, tools, env=env)]

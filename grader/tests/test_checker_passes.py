@@ -60,7 +60,7 @@ for i, name in enumerate(passes):
         event(event="end", test=t, result=outcome, time_ms=1, properties={}, failures=[])
     print(f"  | output of {name}", flush=True)
     event(event="runner_exit", **{"pass": name, "how": {"code": 0}})
-    if "--later-passes-if-first-passed" in args and outcome != "passed":
+    if "--later-passes-if-first-passed" in args and i == 0 and outcome != "passed":
         break
 """
 
@@ -212,6 +212,9 @@ def test_later_passes_run_only_when_every_test_of_the_first_passed(tmp_path):
     assert [r.status for r in runs] == [RunStatus.COMPLETED] * 3
     # Without the flag a failed first pass does not stop the others.
     assert len(run(tmp_path, fail_first)) == 3
+    # With it, a later pass that failed stops nothing: each tool's verdict is its own.
+    runs = run(tmp_path, "if name == 'racecheck': outcome = 'failed'", later_if_first_passed=True)
+    assert [r.status for r in runs] == [RunStatus.COMPLETED] * 3 and len(runs[2].cases) == 2
 
 
 def test_each_pass_has_its_own_time_limit_from_its_start(tmp_path):

@@ -48,9 +48,10 @@ void Passes::end(std::size_t i) {
 
 int Passes::run() {
   int rc = 0;
+  bool first_failed = false;
   for (std::size_t i = 0; i < passes_.size(); ++i) {
     if (i > 0) {
-      if (later_if_first_passed_ && rc != 0) {
+      if (later_if_first_passed_ && first_failed) {
         // Not a pass line: "[checker passes" is not "[checker pass I/N".
         std::printf("[checker passes end after %s: a test of it failed]\n",
                     passes_[0].name.c_str());
@@ -73,7 +74,9 @@ int Passes::run() {
       }
     }
     // Each pass a run of its own: GoogleTest filters the tests once a run.
-    rc |= RUN_ALL_TESTS();
+    const int pass_rc = RUN_ALL_TESTS();
+    if (i == 0) first_failed = pass_rc != 0;
+    rc |= pass_rc;  // a later pass's failure stops nothing: its tool's verdict is its own
     end(i);
   }
   if (admission_ != nullptr) admission_->close();
