@@ -25,7 +25,9 @@
 # Its steady rate leaves out drains that had not come by then, and its
 # complete rate counts only students done: for a figure to read issue 16's goal
 # against, give THROUGHPUT_S=540 (a device call of 600 s leaves room for little more), so that
-# the span holds many drains (tests/gpu_runs/README.md says why).
+# the span holds many drains (tests/gpu_runs/README.md says why). LABS=course's
+# complete rate needs about 1,000 s (one worker grades a student's 11 labs in a
+# row): run this script through detached.sh, over two calls.
 #
 # GPU_RUNS=N passes --gpu-runs N to the new grader's batch (its default otherwise),
 # SHARED_CALL=S passes --shared-call-timeout S (a call's limit while sharing).
