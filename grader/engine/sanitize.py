@@ -10,7 +10,9 @@ memory nothing wrote; on request only: the tests poison every buffer, so it
 finds little here). The checker drives the same calls as in grading, on the
 smallest sizes (under racecheck each case's first call only: FIRST_CALL_ONLY);
 the tool wraps only the runner, and says what it found with its exit code,
-which the checker records.
+which the checker records. The tools run in one checker, a pass each
+(run_tools); in a batch, as passes after the lab's untimed tests in theirs
+(shared_gpu.tests_then_tools).
 
 The sanitizer runs inside the lab's own process: it finds honest mistakes,
 it is not a security boundary (a submission built to hide from it can).
