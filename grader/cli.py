@@ -88,6 +88,7 @@ def _batch(args: argparse.Namespace) -> int:
         gpu_runs=args.gpu_runs,
         shared_call_timeout=args.shared_call_timeout,
         gpu_connections=args.gpu_connections,
+        sanitizer_places=args.sanitizer_places,
     )
 
     def on_term(signum, frame):

@@ -99,6 +99,16 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "the time. A kernel of one stream then never runs beside another stream's, which "
         "CUDA never promises anyway",
     )
+    b.add_argument(
+        "--sanitizer-places",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="with --jobs-per-gpu above 1: how many compute-sanitizer runs may go at once "
+        "on the machine, where each runner has a network namespace of its own (default: "
+        "a quarter of the cores; elsewhere they always take turns). More cost CPU; "
+        "measure before raising it (tests/submissions/issue16_gpu.sh PLACES=N)",
+    )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",

@@ -37,6 +37,8 @@
 # LABS=course grades every lab one GPU grades (issue 16's 11: class.toml's
 # students, each lab their mistakes leave alone expected as its base), LABS=IDS
 # those named; the names ending in -lLABS. Default: class.toml's four.
+# PLACES=N passes --sanitizer-places N (compute-sanitizer runs at once; the
+# batch's default is a quarter of the cores), the names ending in -pN.
 # SANDBOX=1 passes --sandbox (every student in a bubblewrap cell of its own:
 # bwrap on PATH), the names ending in -sandbox.
 # ONE_GPU=1 grades on the machine's first GPU and its first half of the cores
@@ -45,7 +47,7 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [SANDBOX=1] [ONE_GPU=1]
+# usage: OUT=DIR [PARTS=study,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [PLACES=N] [SANDBOX=1] [ONE_GPU=1]
 #        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -88,11 +90,11 @@ if has study; then
     --deadline "${STUDY_S:-120}" 2>&1 | tee "$OUT/sanitizer-study.log"
 fi
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}"
+  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}"
   GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
     --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- --jobs-per-gpu "$JOBS" \
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} \
-    ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${SANDBOX:+--sandbox}
+    ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${PLACES:+--sanitizer-places "$PLACES"} ${SANDBOX:+--sandbox}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2

@@ -1,0 +1,41 @@
+"""batch --sanitizer-places: from the command line to the batch's config and
+the machine's compute-sanitizer places (grader/infra/gate.py); a place count
+moves no grade, so results graded with another stay reusable."""
+
+from pathlib import Path
+
+from grader import cli
+from grader.commands import arguments, batch_config
+from grader.infra import gate
+
+
+def test_the_option_reaches_the_config(monkeypatch, tmp_path):
+    args = arguments.build_parser("test").parse_args(
+        ["batch", "sub", "--out", str(tmp_path), "--jobs-per-gpu", "4", "--sanitizer-places", "8"]
+    )
+    seen = []
+    from grader.commands import batch
+
+    monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
+    cli._batch(args)
+    assert seen and seen[0].sanitizer_places == 8
+
+
+def test_it_sets_how_many_runs_in_namespaces_of_their_own_go_at_once(monkeypatch):
+    monkeypatch.setattr(gate, "SANITIZER_SLOTS", gate.SANITIZER_SLOTS)
+    monkeypatch.setattr(gate, "_SANITIZER_SHARED", gate._SANITIZER_SHARED)
+    gate.set_sanitizer_places(6)
+
+    class Own:
+        private_network = True
+
+    place = gate.sanitizer_slot(Own())
+    assert gate.SANITIZER_SLOTS == 6
+    assert [place.acquire(blocking=False) for _ in range(7)] == [True] * 6 + [False]
+    assert gate.sanitizer_slot(object()) is gate._SANITIZER_ALONE  # the machine's namespace
+
+
+def test_results_graded_with_another_count_stay_reusable():
+    plain = batch_config.BatchConfig(out=Path("o"))
+    more = batch_config.BatchConfig(out=Path("o"), sanitizer_places=8)
+    assert more.fingerprint() == plain.fingerprint()
