@@ -241,3 +241,26 @@ def test_a_lab_the_class_leaves_untouched_is_expected_as_its_base():
     assert check_class.expectations(carol, None) == carol["expect"]
     # A lab not graded is not expected: lab 04 left out.
     assert check_class.expectations(carol, ["01_cpu_baseline"]) == {"01_cpu_baseline": "full"}
+
+
+def test_student_latency_is_its_labs_in_a_row_then_its_turn():
+    t = _throughput()
+    log = """[trace +10.0 s] w0 a 02_interleaved: graded {'build': 2.0, 'tests': 3.0}
+[trace +20.0 s] w0 a 04_sequential_addressing: graded {'build': 1.0}
+[trace +26.0 s] w0 a: done
+[trace +30.0 s] w1 b 02_interleaved: graded {'tests': 10.0}
+[trace +31.0 s] interrupted
+[trace +32.0 s] w1 b: done
+"""
+    # a: first lab started at +5 (its end less 5 s of phases), last graded at +20,
+    # done at +26; b was done only after the interrupt.
+    assert t.student_latency(log) == {
+        "students": 1,
+        "untimed_median": 15.0,
+        "untimed_max": 15.0,
+        "turn_wait_median": 6.0,
+        "turn_wait_max": 6.0,
+        "total_median": 21.0,
+        "total_max": 21.0,
+    }
+    assert t.student_latency(log.replace("w0 a: done", "w0 a: waits")) is None

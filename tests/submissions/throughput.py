@@ -50,6 +50,8 @@ or the GPU, started and waited. Per phase of a worker's lab (phases: build,
 policy, tests, sanitizer): how many labs, the median and the total seconds.
 Per lab, each graded student's fraction of the copy ceiling and the
 reference's (fractions): whether load moved what students are graded on.
+Per student done (student_latency): its labs' time, one after another in one
+worker, and its timed turn's wait: how long a span must be to see students done.
 
 usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds, holds_by_kind
                                      and phases of a kept log; with the run's JSON beside it
@@ -92,6 +94,7 @@ def main() -> int:
             "gpu_holds": gpu_holds(log, steady),
             "holds_by_kind": holds_by_kind(log),
             "phases": phases(log, steady),
+            "student_latency": student_latency(log),
         }
         run = path.with_suffix(".json")  # the run's own record, beside its log
         if run.exists():
@@ -189,6 +192,7 @@ def main() -> int:
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
         "phases": phases(log_text, steady),
+        "student_latency": student_latency(log_text),
         "fractions": fractions(work / "out", graded),
         "samples": sampler.samples,
         "check_problems": problems,
@@ -360,6 +364,45 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
         "per_hour": round(finished * 3600 / span),
         "timed_turns": turns,
         "unfinished_at_end": sum(n for s, n in labs.items() if not done.get(s, hi + 1) <= hi),
+    }
+
+
+def student_latency(log: str) -> dict | None:
+    """How long a student took, for the students done before the interrupt:
+    from its first lab's start (that lab's end less its phases) to its last
+    lab graded (`untimed`: one worker grades a student's labs one after
+    another), and from there to done (`turn_wait`: its timed parts waiting for
+    their turn, and the turn). Medians and the longest, in seconds. A span
+    shorter than a student's whole time measures no complete rate: a class of
+    11 labs a student took longer than a device call (tests/submissions/
+    detached.sh)."""
+    stop = _interrupted_at(log)
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    done: dict[str, float] = {}
+    for line in log.splitlines():
+        if (m := _TRACE.match(line)) and (t := float(m.group(1))) < stop:
+            try:
+                spent = sum(json.loads((m.group(3) or "{}").replace("'", '"')).values())
+            except (json.JSONDecodeError, TypeError):
+                spent = 0.0
+            first.setdefault(m.group(2), t - spent)
+            last[m.group(2)] = t
+        elif (m := _DONE.match(line)) and float(m.group(1)) < stop:
+            done[m.group(2)] = float(m.group(1))
+    students = [s for s in done if s in first]
+    if not students:
+        return None
+    untimed = [last[s] - first[s] for s in students]
+    waits = [done[s] - last[s] for s in students]
+    total = [done[s] - first[s] for s in students]
+    return {
+        "students": len(students),
+        **{
+            f"{name}_{how}": round(f(v), 1)
+            for name, v in (("untimed", untimed), ("turn_wait", waits), ("total", total))
+            for how, f in (("median", statistics.median), ("max", max))
+        },
     }
 
 
