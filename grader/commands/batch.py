@@ -41,7 +41,7 @@ from .. import labmeta
 from ..engine import feedback, submissions
 from ..infra import gpus, proc, store, toolchain
 from ..infra.atomic import write_atomic
-from ..infra import gate as gate_mod
+from ..infra import sanitizer_places
 from ..infra.gate import Gate
 from ..results import StudentResult
 from . import class_report
@@ -120,8 +120,8 @@ def _run_locked(
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
     if config.sanitizer_places:
-        gate_mod.set_sanitizer_places(config.sanitizer_places)
-        progress(f"[batch] compute-sanitizer runs at once: {gate_mod.SANITIZER_SLOTS}")
+        sanitizer_places.set_places(config.sanitizer_places)
+        progress(f"[batch] compute-sanitizer runs at once: {sanitizer_places.SANITIZER_SLOTS}")
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
     groups: list[str | None] = [*selectors] or [None]  # None: no GPU, one group of workers
     per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in groups}

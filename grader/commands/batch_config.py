@@ -61,7 +61,7 @@ class BatchConfig:
     # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU; timed runs keep
     # CUDA's 8 (checker_run.checker_env).
     gpu_connections: int = GPU_CONNECTIONS
-    # compute-sanitizer runs at once (gate.SANITIZER_SLOTS; None: a quarter of
+    # compute-sanitizer runs at once (sanitizer_places.SANITIZER_SLOTS; None: a quarter of
     # the cores). It moves no grade: not in the fingerprint.
     sanitizer_places: int | None = None
 

@@ -38,7 +38,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 from pathlib import Path
 
-from ..infra.gate import Gate, Ticket, held, sanitizer_slot
+from ..infra import sanitizer_places
+from ..infra.gate import Gate, Ticket, held
 from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
@@ -199,7 +200,7 @@ def sanitize_lab(
     tools = sanitize_mod.tools_for(lab)
 
     def alone(tool: str) -> sanitize_mod.SanitizerRun:
-        with sanitizer_slot(iso), timed_hold(gate, True, f"sanitizer {tool}"):
+        with sanitizer_places.place(iso), timed_hold(gate, True, f"sanitizer {tool}"):
             return sanitize_mod.run_tool(
                 checker, lab.id, runner, iso, tool, env=env, seed=seed, timeout=ALONE_SECONDS
             )
@@ -211,7 +212,7 @@ def sanitize_lab(
     # the GPU switches between more contexts, and each waits its turn.
     def one_checker(some: tuple[str, ...]) -> list[sanitize_mod.SanitizerRun]:
         names = tuple(f"sanitizer {t}" for t in some)
-        with sanitizer_slot(iso), timed_hold(gate, False, "sanitizer", names) as admit:
+        with sanitizer_places.place(iso), timed_hold(gate, False, "sanitizer", names) as admit:
             return sanitize_mod.run_tools(
                 checker, lab.id, runner, iso, some, env=env, seed=seed, admit=admit
             )
@@ -258,7 +259,7 @@ def _sanitizer_short(run: sanitize_mod.SanitizerRun) -> str | None:
 class _PlaceForTools:
     """The admission (admission.py) of a checker whose passes after the first
     are compute-sanitizer's tools: a gate.Ticket that, at the first pass's end
-    ('n'), takes a sanitizer place (gate.sanitizer_slot) with nothing of the
+    ('n'), takes a sanitizer place (sanitizer_places.place) with nothing of the
     gate held, kept to the run's end (`stack`). The tests before need none, and
     holding one from the start would let no more tests run at once than places."""
 
@@ -316,7 +317,7 @@ def tests_then_tools(
                 seed=options["seed"],
                 env=env,
                 gpu_expected=options["gpu_expected"],
-                admit=_PlaceForTools(ticket, sanitizer_slot(iso), stack),
+                admit=_PlaceForTools(ticket, sanitizer_places.place(iso), stack),
                 impl=options["impl"],
                 later_if_first_passed=True,
             )

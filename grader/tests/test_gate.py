@@ -180,14 +180,17 @@ def _most_at_once(slot, threads: int) -> int:
 def test_sanitizer_runs_share_only_in_private_networks():
     from types import SimpleNamespace
 
-    from grader.infra import gate
+    from grader.infra import sanitizer_places
 
     # One network namespace for all: the tool's PID-named socket collides, one at a time.
-    assert _most_at_once(gate.sanitizer_slot(SimpleNamespace(private_network=False)), 4) == 1
-    assert _most_at_once(gate.sanitizer_slot(SimpleNamespace()), 4) == 1
+    assert _most_at_once(sanitizer_places.place(SimpleNamespace(private_network=False)), 4) == 1
+    assert _most_at_once(sanitizer_places.place(SimpleNamespace()), 4) == 1
     # A namespace each (contained with --net, or a sandbox cell): up to SANITIZER_SLOTS.
-    shared = gate.sanitizer_slot(SimpleNamespace(private_network=True))
-    assert _most_at_once(shared, gate.SANITIZER_SLOTS + 3) == gate.SANITIZER_SLOTS
+    shared = sanitizer_places.place(SimpleNamespace(private_network=True))
+    assert (
+        _most_at_once(shared, sanitizer_places.SANITIZER_SLOTS + 3)
+        == sanitizer_places.SANITIZER_SLOTS
+    )
 
 
 def test_every_shared_run_takes_a_run_slot():

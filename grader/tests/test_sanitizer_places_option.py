@@ -1,12 +1,12 @@
 """batch --sanitizer-places: from the command line to the batch's config and
-the machine's compute-sanitizer places (grader/infra/gate.py); a place count
+the machine's compute-sanitizer places (grader/infra/sanitizer_places.py); a place count
 moves no grade, so results graded with another stay reusable."""
 
 from pathlib import Path
 
 from grader import cli
 from grader.commands import arguments, batch_config
-from grader.infra import gate
+from grader.infra import sanitizer_places as places
 
 
 def test_the_option_reaches_the_config(monkeypatch, tmp_path):
@@ -22,17 +22,17 @@ def test_the_option_reaches_the_config(monkeypatch, tmp_path):
 
 
 def test_it_sets_how_many_runs_in_namespaces_of_their_own_go_at_once(monkeypatch):
-    monkeypatch.setattr(gate, "SANITIZER_SLOTS", gate.SANITIZER_SLOTS)
-    monkeypatch.setattr(gate, "_SANITIZER_SHARED", gate._SANITIZER_SHARED)
-    gate.set_sanitizer_places(6)
+    monkeypatch.setattr(places, "SANITIZER_SLOTS", places.SANITIZER_SLOTS)
+    monkeypatch.setattr(places, "_SANITIZER_SHARED", places._SANITIZER_SHARED)
+    places.set_places(6)
 
     class Own:
         private_network = True
 
-    place = gate.sanitizer_slot(Own())
-    assert gate.SANITIZER_SLOTS == 6
+    place = places.place(Own())
+    assert places.SANITIZER_SLOTS == 6
     assert [place.acquire(blocking=False) for _ in range(7)] == [True] * 6 + [False]
-    assert gate.sanitizer_slot(object()) is gate._SANITIZER_ALONE  # the machine's namespace
+    assert places.place(object()) is places._SANITIZER_ALONE  # the machine's namespace
 
 
 def test_results_graded_with_another_count_stay_reusable():

@@ -10,7 +10,7 @@ from pathlib import Path
 from grader import labmeta
 from grader.engine import lab_grading, sanitize, shared_gpu
 from grader.engine.checker_passes import Pass
-from grader.infra import gate as gate_mod
+from grader.infra import sanitizer_places
 from grader.infra.gate import Gate
 from grader.infra.runner import RunnerSpec
 from grader.results import BinaryRun, CaseResult
@@ -22,7 +22,7 @@ COURSE = labmeta.load()
 
 class Iso:
     """The runner as it is, in a network namespace of its own (a sanitizer
-    place of SANITIZER_SLOTS, gate.sanitizer_slot)."""
+    place of SANITIZER_SLOTS, sanitizer_places.place)."""
 
     private_network = True
 
@@ -51,7 +51,7 @@ class Place:
 def untimed(tmp_path, monkeypatch, step="pass"):
     gate = Gate("gpu", run_slots=1)
     place = Place(gate)
-    monkeypatch.setattr(gate_mod, "_SANITIZER_SHARED", place)
+    monkeypatch.setattr(sanitizer_places, "_SANITIZER_SHARED", place)
     iso, runner = Iso(), tmp_path / "runner"
     runner.write_text("#!/bin/sh\n")
     runner.chmod(0o755)
