@@ -316,3 +316,28 @@ def test_without_the_sandbox_the_same_attempts_work(graded, tmp_path):
             continue
         assert lab.status == "graded" and lab.points_correctness == lab.max_correctness, (name, lab)
     assert (listener.connections == 0) if private_net else (listener.connections > 0)
+
+
+@needs_bwrap
+def test_the_tests_and_tools_of_one_cell_share_a_checker(tmp_path):
+    # In a sandboxed batch a GPU lab's untimed tests and its compute-sanitizer
+    # tools run in one checker (shared_gpu.tests_then_tools): every pass must
+    # start the same copy of the runner, as the same user, in the same folder,
+    # and differ only in the tool in front of it.
+    from grader.engine import sanitize
+    from grader.engine.checker_passes import Pass, pass_args
+
+    box = sandbox.Sandbox(sandbox.Limits(), timeout=30)
+    try:
+        cell = box.cell("ann")
+        binary = tmp_path / "runner"
+        binary.write_text("#!/bin/sh\n")
+        env = {"LAB_GPU_WAIT": "block"}
+        tests = Pass("tests", cell.runner(binary, env=env))
+        tools = sanitize.tool_passes(binary, cell, sanitize.DEFAULT_TOOLS, env=env)
+        common, args = pass_args([tests, *tools])
+        assert common.prefix == tests.runner.prefix  # the bwrap wrapping, whole
+        assert args[0] == "--pass=tests" and args[1].startswith("--pass=memcheck")
+        assert sum(a == "--pass-prefix=--tool=racecheck" for a in args) == 1
+    finally:
+        box.cleanup()
