@@ -57,7 +57,7 @@ def labs_part(
                         lab.id,
                         runner,
                         iso,
-                        sanitize.RDC_TOOLS if lab.rdc else sanitize.DEFAULT_TOOLS,
+                        sanitize.tools_for(lab),
                     )
                     entry.sanitizer = evidence.SanitizerRun(
                         round(time.time() - t0, 1), {t.tool: t.status for t in tools_run}

@@ -28,7 +28,6 @@ from ..status import RunStatus, SanitizerStatus
 from .admission import Admit
 from ..results import BinaryRun
 from .checker_passes import NOT_STARTED, Pass, run_passes
-from .checker_run import run_checker
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -125,23 +124,19 @@ def run_tool(
     seed: int | None = None,
     admit: Admit | None = None,
 ) -> SanitizerRun:
-    if not available():
-        return SanitizerRun(tool, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
-    spec = isolation.runner(runner_binary, tool_prefix(tool), env=env)
-    run = run_checker(
+    """One tool over the small cases: run_tools of that tool alone."""
+    return run_tools(
         checker,
         lab_id,
-        spec,
-        timeout=timeout,
+        runner_binary,
+        isolation,
+        (tool,),
         gtest_filter=gtest_filter,
-        perf=False,
+        timeout=timeout,
         env=env,
         seed=seed,
-        call_timeout=min(timeout, 300.0),
         admit=admit,
-        first_call_only=tool in FIRST_CALL_ONLY,
-    )
-    return verdict(tool, run)
+    )[0]
 
 
 def run_tools(
@@ -160,7 +155,10 @@ def run_tools(
     """run_tool for each of `tools`, in one checker: a pass each
     (checker_passes.py says why). `timeout` is each tool's, as in run_tool."""
     if not available():
-        return [run_tool(checker, lab_id, runner_binary, isolation, t) for t in tools]
+        return [
+            SanitizerRun(t, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
+            for t in tools
+        ]
     runs = run_passes(
         checker,
         lab_id,

@@ -16,14 +16,17 @@ class Isolation:
 def test_only_racecheck_runs_each_case_once(monkeypatch):
     seen = {}
 
-    def run_checker(checker, lab_id, spec, **kw):
-        seen[spec.prefix[1]] = kw["first_call_only"]
-        run = BinaryRun(str(checker), RunStatus.COMPLETED)
-        run.runner_exits = [{"how": {"code": 0}}]
-        return run
+    def run_passes(checker, lab_id, passes, **kw):
+        runs = []
+        for p in passes:
+            seen[p.runner.prefix[1]] = p.first_call_only
+            run = BinaryRun(str(checker), RunStatus.COMPLETED)
+            run.runner_exits = [{"how": {"code": 0}}]
+            runs.append(run)
+        return runs
 
     monkeypatch.setattr(sanitize, "available", lambda: True)
-    monkeypatch.setattr(sanitize, "run_checker", run_checker)
+    monkeypatch.setattr(sanitize, "run_passes", run_passes)
     for tool in sanitize.TOOLS:
         got = sanitize.run_tool(Path("checker"), "04", Path("runner"), Isolation(), tool)
         assert got.status == SanitizerStatus.CLEAN

@@ -367,6 +367,16 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
     }
 
 
+def _timing(m: re.Match) -> dict[str, float]:
+    """A lab's trace line's phases (lab_grading.Phases, printed as a dict):
+    {} where it has none or they do not read."""
+    try:
+        timing = json.loads((m.group(3) or "{}").replace("'", '"'))
+        return {str(k): float(v) for k, v in timing.items()}
+    except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
+        return {}
+
+
 def student_latency(log: str) -> dict | None:
     """How long a student took, for the students done before the interrupt:
     from its first lab's start (that lab's end less its phases) to its last
@@ -382,10 +392,7 @@ def student_latency(log: str) -> dict | None:
     done: dict[str, float] = {}
     for line in log.splitlines():
         if (m := _TRACE.match(line)) and (t := float(m.group(1))) < stop:
-            try:
-                spent = sum(json.loads((m.group(3) or "{}").replace("'", '"')).values())
-            except (json.JSONDecodeError, TypeError):
-                spent = 0.0
+            spent = sum(_timing(m).values())
             first.setdefault(m.group(2), t - spent)
             last[m.group(2)] = t
         elif (m := _DONE.match(line)) and float(m.group(1)) < stop:
@@ -415,13 +422,9 @@ def phases(log: str, steady: dict | None) -> dict[str, dict] | None:
         return None
     seconds: dict[str, list[float]] = {}
     for m in map(_TRACE.match, log.splitlines()):
-        if m and m.group(3) and steady["from"] <= float(m.group(1)) <= steady["to"]:
-            try:
-                timing = json.loads(m.group(3).replace("'", '"'))
-            except json.JSONDecodeError:
-                continue
-            for name, value in timing.items():
-                seconds.setdefault(name, []).append(float(value))
+        if m and steady["from"] <= float(m.group(1)) <= steady["to"]:
+            for name, value in _timing(m).items():
+                seconds.setdefault(name, []).append(value)
     return {
         name: {
             "labs": len(v),
