@@ -59,14 +59,6 @@ of the time (21%) but idle 12-13% (4.5%): a drain's later turns start while
 the GPU waits for them, as their starts did inside the hold before. 2,265 and
 2,311 student-labs an hour against 2,233: within the runs' spread.
 
-While a turn's processes start, new shared runs may start too (_turn_starting),
-and once they are up the turn waits for the runs in flight, as the first turn
-of a drain always did. Before, a drain's later turns started with the GPU idle:
-an 11-lab student's ten parts take 3.2 to 4.9 s to start, about half of its
-turn (tests/gpu_runs/h100x2/*bbc7b2e*-1gpu*: eight such turns back to back
-while the rest of the batch waited). A turn's processes up beside shared runs
-are nothing new: the first turn of every drain starts so.
-
 Order, to rule out deadlock: the machine gate first, then a GPU's; a
 compute-sanitizer place (sanitizer_places.place) before either side of a GPU's gate;
 on a GPU, the gate's shared side first, then a slot.
@@ -153,9 +145,7 @@ class Gate:
 
     def _wait_to_share(self) -> None:
         """Until a shared run may start. (lock held)"""
-        while self._exclusive or (
-            self._drain_due() and not self._stall_admits() and not self._turn_starting()
-        ):
+        while self._exclusive or (self._drain_due() and not self._stall_admits()):
             # Woken by a change, or often enough to see a run in flight stall.
             self._cond.wait(timeout=min(1.0, self.stall_seconds / 4))
 
@@ -204,12 +194,6 @@ class Gate:
         stalled_since = min(t for t in self._started.values() if t is not None)
         stalled_since += self.stall_seconds
         return time.monotonic() - max(self._drain_since, stalled_since) < self.stall_seconds
-
-    def _turn_starting(self) -> bool:
-        """Is a timed turn's processes' start under way? New shared runs may
-        then start: the drain waits for the turn to be up (TimedTurn.up), not
-        the GPU for the start. (lock held)"""
-        return self._turn is not None and self._turn.up is None and not self._exclusive
 
     def _stalled(self) -> bool:
         """Has a shared run in flight lasted past stall_seconds? (lock held)"""
@@ -260,7 +244,6 @@ class Gate:
                 self._waiting_since.remove(asked)
                 raise
             turn = self._turn = TimedTurn(self, parts, asked)
-            self._cond.notify_all()  # shared runs may start while its processes do
         try:
             yield turn
         finally:
@@ -280,7 +263,7 @@ class Gate:
         while len(turn.settled) < turn.parts and time.monotonic() < deadline:
             self._cond.wait(timeout=deadline - time.monotonic())
         if turn.up is None:
-            turn.up = time.monotonic()  # from now on new shared runs wait again
+            turn.up = time.monotonic()
         while turn.got is None:
             if not (self._exclusive or self._started):
                 self._exclusive = True
