@@ -94,7 +94,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         metavar="N",
         help="with --jobs-per-gpu above 1: CUDA_DEVICE_MAX_CONNECTIONS for the checker and "
         f"runner of every run that shares a GPU (default: {batch_config.GPU_CONNECTIONS}; "
-        "8 is CUDA's own, which timed runs always keep). The machine's driver creates one "
+        "8 is CUDA's own; timed runs always have 1, lab 12's CUDA's 8). The machine's driver "
+        "creates one "
         "CUDA context at a time, and a context with 1 queue is made in about a third of "
         "the time. A kernel of one stream then never runs beside another stream's, which "
         "CUDA never promises anyway",

@@ -58,8 +58,8 @@ class BatchConfig:
     # Seconds one call of a test run may take while other students' runs share
     # the GPU (None: the usual half of `timeout`, at most 60).
     shared_call_timeout: float | None = None
-    # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU; timed runs keep
-    # CUDA's 8 (checker_run.checker_env).
+    # CUDA_DEVICE_MAX_CONNECTIONS for the runs that share a GPU; timed runs have
+    # checker_run.TIMED_CONNECTIONS (checker_run.checker_env).
     gpu_connections: int = GPU_CONNECTIONS
     # compute-sanitizer runs at once (sanitizer_places.SANITIZER_SLOTS; None: a quarter of
     # the cores). It moves no grade: not in the fingerprint.

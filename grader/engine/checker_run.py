@@ -21,6 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .. import labmeta
 from ..infra import proc
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
@@ -55,16 +56,41 @@ def _listing(checker: str, mtime: float, gtest_filter: str | None) -> tuple[str,
 # that share a GPU (run_env.py), and the checker passes it on to the runner.
 CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 
+# The queues of a timed run's contexts (CUDA makes 8). The driver makes one
+# context at a time for the whole machine, and an 11-lab student's timed turn
+# starts 20 processes while the GPU waits for them: one student's ten GPU labs'
+# timed parts were all up in a median 1.03 s with one queue against 3.15 s with
+# eight, their turn 5.83 s against 10.39 s, and no lab's fraction of the copy
+# moved by more than 1.8% (lab 08; the rest within 0.6%) over three rounds in
+# turn on one H100 (tests/gpu_runs/h100/timed-connections-study-2d8d678.*). A lab
+# whose calls span GPUs keeps CUDA's: its kernels wait on each other's flags.
+TIMED_CONNECTIONS = 1
 
-def checker_env(env: dict[str, str] | None, perf: bool) -> dict[str, str]:
+
+@functools.lru_cache(maxsize=None)
+def _times_with_one_queue(lab_id: str) -> bool:
+    try:
+        lab = labmeta.load().lab(lab_id)
+    except KeyError:
+        return False  # not a lab of the course (a test's stand-in): CUDA's default
+    return lab.needs_gpu and not lab.spans_gpus
+
+
+def checker_env(
+    env: dict[str, str] | None, perf: bool, lab_id: str | None = None
+) -> dict[str, str]:
     """The environment of a checker and, through it, its runner: `env` (None:
     the grader's own) with the timed tests on or off (LAB_SKIP_PERF). A run
-    that times does it with CUDA's default queues, whatever the instructor's
-    shell exported: every timed run, a batch's, `grade`'s, `calibrate`'s."""
+    that times does it with TIMED_CONNECTIONS queues a context where `lab_id`
+    names a lab whose calls stay on one GPU, else with CUDA's default, whatever
+    the instructor's shell exported: every timed run, a batch's, `grade`'s,
+    `calibrate`'s."""
     full = dict(env if env is not None else os.environ)
     if perf:
         full.pop("LAB_SKIP_PERF", None)
         full.pop(CONNECTIONS, None)
+        if lab_id is not None and _times_with_one_queue(lab_id):
+            full[CONNECTIONS] = str(TIMED_CONNECTIONS)
     else:
         full["LAB_SKIP_PERF"] = "1"
     return full
@@ -196,7 +222,7 @@ def run_checker(
             first_call_only=first_call_only,
         ),
         timeout=timeout,
-        env=checker_env(env, perf),
+        env=checker_env(env, perf, lab_id),
         log_limit=log_limit,
         admit=admit,
     )

@@ -23,7 +23,7 @@ from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
 from .lab_policy import linked_violations, violation_text
-from .checker_run import merge_runs, run_checker
+from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
 from . import sanitize as sanitize_mod
@@ -158,7 +158,9 @@ class TimedPart:
             timed = run_checker(
                 self.checker,
                 self.lab.id,
-                iso.runner(self.runner),
+                # A sandbox gives the runner only the variables its command line
+                # sets: those of its checker, never the grader's own shell's.
+                iso.runner(self.runner, env=checker_env(self.kw.get("env"), True, self.lab.id)),
                 gtest_filter=TIMED_TESTS,
                 perf=True,
                 admit=admit,
@@ -222,8 +224,8 @@ def _grade_lab(
     shared_call_timeout: the longest a call may take while `gate` is shared
     (batch --shared-call-timeout); None: call_timeout as usual.
     gpu_connections: CUDA_DEVICE_MAX_CONNECTIONS while `gate` is shared (batch
-    --gpu-connections), never in a timed run nor for a lab whose calls span GPUs
-    (its kernels wait on each other's flags); None: CUDA's default."""
+    --gpu-connections), never in a timed run (checker_env's) nor for a lab whose
+    calls span GPUs (its kernels wait on each other's flags); None: CUDA's default."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
@@ -285,7 +287,7 @@ def _grade_lab(
                 gpu_expected=gpu_expected and lab.needs_gpu,
                 call_timeout=min(60.0, timeout / 2),
             )
-            # A run that times (alone, or the preflight's) keeps CUDA's defaults.
+            # A run that times (alone, or the preflight's) has checker_env's queues.
             untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
             shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
 
@@ -303,7 +305,7 @@ def _grade_lab(
                 return run_checker(
                     checker,
                     lab.id,
-                    iso.runner(runner, env=options["env"]),
+                    iso.runner(runner, env=checker_env(options["env"], timed_here, lab.id)),
                     perf=timed_here,
                     gtest_filter=UNTIMED_TESTS if later else None,
                     admit=admit,

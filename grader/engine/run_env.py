@@ -1,7 +1,7 @@
 """The environment of a lab's runs that share a GPU with other students' (the
 checker passes it on to the runner, tests/support/runner_link.cpp): they wait
-for it asleep and may open fewer queues. A run that times keeps CUDA's
-defaults (checker_run.checker_env)."""
+for it asleep and may open fewer queues. A run that times has the queues
+checker_run.checker_env gives it."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
 
     class Iso:
-        def runner(self, binary):
+        def runner(self, binary, prefix=(), env=None):
             return binary
 
     part = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {})
