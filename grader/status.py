@@ -50,6 +50,9 @@ class SanitizerStatus(StrEnum):
     FAILED = "failed"
     UNAVAILABLE = "unavailable"
     TIMED_OUT = "timed_out"
+    TESTS_FAILED = (
+        "tests_failed"  # the tool found nothing, but the lab's outputs were wrong under it
+    )
 
 
 class ProfileStatus(StrEnum):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..engine import lab_grading, scoring, submissions
+from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.gate import Gate, held
@@ -194,6 +195,11 @@ class Worker:
                         "The machine or the grader is at fault; nobody was graded."
                     )
                 self.reference_fraction[lab.id] = r.fraction
+                if lab.needs_gpu and not lab.spans_gpus:
+                    if self.group.reference_tools is None:
+                        self.group.reference_tools = ReferenceTools(self.root / "reference")
+                    runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
+                    self.group.reference_tools.keep(lab.id, runner)
                 progress(
                     f"[batch] preflight {lab.id}: reference passes "
                     f"({r.tests_passed} tests"
@@ -351,6 +357,7 @@ class Worker:
             where=BATCH_WORKER,
             shared_call_timeout=self.config.shared_call_timeout,
             gpu_connections=self.config.gpu_connections,
+            reference_tools=self.group.reference_tools,
         )
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r

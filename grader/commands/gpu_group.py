@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from ..engine.reference_tools import ReferenceTools
 from ..infra.gate import Gate
 from .batch_config import CEILING_DRIFT_BOUND
 
@@ -27,14 +28,16 @@ class Ceiling:
 
 class GpuGroup:
     """What the workers of one GPU share: its gate, the copy ceilings its first
-    worker measured, the reference's fractions from that worker's preflight,
-    and how many of them are still grading (the last one measures again)."""
+    worker measured, the reference's fractions and runners from that worker's
+    preflight, and how many of them are still grading (the last one measures again)."""
 
     def __init__(self, workers: int, shared: bool, run_slots: int | None = None) -> None:
         # A drain for half the workers' timed runs (gate.py says why).
         self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 2)) if shared else None
         self.ceilings: dict[str, Ceiling] = {}
         self.reference_fraction: dict[str, float | None] = {}  # lab id -> preflight's figure
+        # The reference's runners that the preflight kept (reference_tools.py)
+        self.reference_tools: ReferenceTools | None = None
         self.grading = workers
         self.lock = threading.Lock()
 

@@ -29,6 +29,7 @@ from .admission import Admit
 from . import sanitize as sanitize_mod
 from .checker_passes import Pass
 from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
+from .reference_tools import ReferenceTools
 from .shared_gpu import sanitize_lab, tests_then_tools
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
@@ -211,6 +212,7 @@ def _grade_lab(
     where: str = "this machine",
     shared_call_timeout: float | None = None,
     gpu_connections: int | None = None,
+    reference_tools: ReferenceTools | None = None,
 ) -> LabResult:
     """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
 
@@ -225,7 +227,9 @@ def _grade_lab(
     (batch --shared-call-timeout); None: call_timeout as usual.
     gpu_connections: CUDA_DEVICE_MAX_CONNECTIONS while `gate` is shared (batch
     --gpu-connections), never in a timed run (checker_env's) nor for a lab whose
-    calls span GPUs (its kernels wait on each other's flags); None: CUDA's default."""
+    calls span GPUs (its kernels wait on each other's flags); None: CUDA's default.
+    reference_tools: the reference's runners a tool's unclean ending is judged
+    against (shared_gpu.sanitize_lab); None: such an ending costs nothing."""
     seed = new_seed() if seed is None else seed
     if gpu_expected is None:
         gpu_expected = bool(gpus.visible())
@@ -369,6 +373,7 @@ def _grade_lab(
                         env=untimed_env,
                         seed=seed,
                         ran=tools,
+                        reference=reference_tools,
                     )
         finally:
             if own:

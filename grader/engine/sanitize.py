@@ -15,7 +15,10 @@ which the checker records. The tools run in one checker, a pass each
 (shared_gpu.tests_then_tools).
 
 The sanitizer runs inside the lab's own process: it finds honest mistakes,
-it is not a security boundary (a submission built to hide from it can).
+it is not a security boundary (a submission built to hide from it can). A
+tool's run whose tests failed is no clean bill (TESTS_FAILED), and in a batch
+an ending that is neither a finding nor a clean bill costs the points where the
+reference runs clean under the tool (reference_tools.py).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..status import RunStatus, SanitizerStatus
+from ..status import CaseStatus, RunStatus, SanitizerStatus
 from .admission import Admit
 from ..results import BinaryRun
 from .checker_passes import NOT_STARTED, Pass, run_passes
@@ -240,6 +243,22 @@ def _verdict(tool: str, run: BinaryRun) -> SanitizerRun:
             [
                 f"the runner under {tool} ended: "
                 f"{run.runner_exits[-1] if run.runner_exits else 'unknown'}"
+            ],
+            run.output_tail[-3000:],
+            seconds,
+        )
+    wrong = [c for c in run.cases if c.status not in (CaseStatus.PASSED, CaseStatus.SKIPPED)]
+    if wrong:
+        # Nothing to report is no clean bill when the outputs were wrong: a
+        # lab that skips its kernel under a tool shows the tool nothing.
+        first = wrong[0]
+        return SanitizerRun(
+            tool,
+            SanitizerStatus.TESTS_FAILED,
+            [
+                f"{len(wrong)} of {len(run.cases)} tests failed under {tool}, the first "
+                f"{first.name} ({first.status}): "
+                + (first.failures[0][:500] if first.failures else "")
             ],
             run.output_tail[-3000:],
             seconds,

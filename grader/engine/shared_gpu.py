@@ -43,6 +43,7 @@ from ..infra.gate import Gate, Ticket, held
 from ..infra.trace import trace
 from ..results import BinaryRun, LabResult
 from ..status import CaseStatus, RunStatus, SanitizerStatus
+from . import reference_tools
 from . import sanitize as sanitize_mod
 from .admission import Admit
 from .checker_passes import Pass, run_passes
@@ -187,9 +188,12 @@ def sanitize_lab(
     env: dict[str, str] | None,
     seed: int,
     ran: list[sanitize_mod.SanitizerRun] | None = None,
+    reference: reference_tools.ReferenceTools | None = None,
 ) -> None:
     """The small cases under each compute-sanitizer tool, into `result`: a
-    hazard costs every point. The tools run in one checker, a pass each
+    hazard costs every point, and so does a tool that did not finish cleanly
+    where `reference` shows it clean on the reference solution here
+    (reference_tools.py says why). The tools run in one checker, a pass each
     (checker_passes.py), which leaves the GPU's shared side between two, so
     that a timed run waiting for the GPU waits for one tool, not three; `ran`:
     the tools' runs already made, after the lab's tests (tests_then_tools). A
@@ -218,18 +222,24 @@ def sanitize_lab(
             )
 
     runs = one_checker(tools) if ran is None else list(ran)
-    # A tool whose pass never started (a pass before it hung or ended the
-    # checker) runs once more, in a checker of its own: a lab that hangs
-    # under one tool must not take the other tools' verdicts with it.
-    unrun = tuple(t for t, r in zip(tools, runs) if not r.started)
-    if unrun:
-        again = dict(zip(unrun, one_checker(unrun)))
-        runs = [again.get(t, r) for t, r in zip(tools, runs)]
     # After a run alone that hung, no other tool of this lab gets one: an
     # honest lab beside a full GPU does not hang alone, and each would cost
     # every worker ALONE_SECONDS.
     may_go_alone = True
-    for tool, shared in zip(tools, runs):
+    for k, tool in enumerate(tools):
+        if not runs[k].started:
+            # Its pass never started (one before it hung or ended the checker).
+            # The tools not run yet run in a checker of their own: a lab that
+            # hangs under one tool must not take the others' verdicts with it,
+            # unless it has lost its points already (a hang under each tool
+            # would cost the batch up to TOOL_SECONDS each).
+            unrun = tuple(t for t, r in zip(tools[k:], runs[k:]) if not r.started)
+            if not result.points_correctness:
+                result.notes.append(f"compute-sanitizer {', '.join(unrun)}: not run, {NO_POINTS}")
+                break
+            again = dict(zip(unrun, one_checker(unrun)))
+            runs = [again.get(t, r) if j >= k else r for j, (t, r) in enumerate(zip(tools, runs))]
+        shared = runs[k]
 
         def once(go_alone: bool, tool: str = tool, shared=shared) -> sanitize_mod.SanitizerRun:
             return alone(tool) if go_alone else shared  # the pass above, shared
@@ -246,12 +256,36 @@ def sanitize_lab(
                 f"compute-sanitizer {tool_run.tool} found a hazard that the "
                 f"outputs did not show: " + "; ".join(tool_run.findings[:3]),
             )
+        elif tool_run.status in reference_tools.NOT_FINISHED and result.points_correctness:
+
+            def on_reference(kept: Path, tool: str = tool) -> sanitize_mod.SanitizerRun:
+                with (
+                    sanitizer_places.place(iso),
+                    timed_hold(gate, False, f"sanitizer {tool} reference") as admit,
+                ):
+                    return sanitize_mod.run_tool(
+                        checker, lab.id, kept, iso, tool, env=env, seed=seed, admit=admit
+                    )
+
+            ref = reference.verdict(lab.id, tool, on_reference) if reference else None
+            if reference_tools.counts(tool_run, ref):
+                result.points_correctness = result.points_performance = 0.0
+                result.hints.insert(0, reference_tools.hint(tool_run))
+            else:
+                result.notes.append(reference_tools.note(tool_run, ref))
+
+
+NO_POINTS = "the lab had lost its points under the tools before"
 
 
 def _sanitizer_short(run: sanitize_mod.SanitizerRun) -> str | None:
     """Why a sanitizer run went short of memory; never for one that timed out
     (a hang gets no run alone)."""
-    if run.status not in (SanitizerStatus.FINDINGS, SanitizerStatus.FAILED):
+    if run.status not in (
+        SanitizerStatus.FINDINGS,
+        SanitizerStatus.FAILED,
+        SanitizerStatus.TESTS_FAILED,
+    ):
         return None
     return short_of_memory([*run.findings, run.output_tail])
 
