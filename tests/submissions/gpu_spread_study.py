@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
-from grader.infra import gpus, toolchain  # noqa: E402
+from grader.infra import gpus  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
-from sanitizer_study import all_at_once, runner_isolation  # noqa: E402
+from sanitizer_study import all_at_once, build_solutions, runner_isolation  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -187,13 +187,7 @@ def main() -> int:
         print("no GPU visible: this study needs one, two or more to compare", file=sys.stderr)
         return 1
     build = Path("/tmp/gpu-spread-study-build")
-    toolchain.configure(build, [f"-Dgpu_arch={args.arch}", "-Dmutants=disabled"])
-    targets = [lab_grading.checker_target(lab), lab_grading.runner_target(lab, "solutions")]
-    began = time.monotonic()
-    built = toolchain.build(build, targets)
-    print(f"built {', '.join(targets)} in {time.monotonic() - began:.0f} s", flush=True)
-    if not built.ok:
-        print(built.first_errors, file=sys.stderr)
+    if not build_solutions(build, args.arch, [lab]):
         return 1
     rows: list[dict] = []
     print(

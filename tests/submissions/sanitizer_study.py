@@ -94,6 +94,22 @@ def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None, variant:
         iso.cleanup()
 
 
+def build_solutions(build: Path, arch: str, labs: list[labmeta.Lab]) -> bool:
+    """Each lab's checker and its solution's runner, built in `build` (the
+    studies' own folder, mutants off); False, with the errors, when it fails."""
+    toolchain.configure(build, [f"-Dgpu_arch={arch}", "-Dmutants=disabled"])
+    targets = sorted(
+        {lab_grading.checker_target(lab) for lab in labs}
+        | {lab_grading.runner_target(lab, "solutions") for lab in labs}
+    )
+    began = time.monotonic()
+    built = toolchain.build(build, targets)
+    print(f"built {', '.join(targets)} in {time.monotonic() - began:.0f} s", flush=True)
+    if not built.ok:
+        print(built.first_errors, file=sys.stderr)
+    return built.ok
+
+
 def all_at_once(calls: list[Callable[[], dict]]) -> list[dict]:
     """Each call in a thread of its own, all started together; their results in order."""
     results: list[dict] = [{}] * len(calls)
@@ -144,17 +160,7 @@ def main() -> int:
     course = labmeta.load()
     labs = [course.lab(x) for x in args.labs.split(",")]
     build = Path("/tmp/sanitizer-study-build")
-    toolchain.configure(build, [f"-Dgpu_arch={args.arch}", "-Dmutants=disabled"])
-    targets = sorted(
-        {lab_grading.checker_target(lab) for lab in labs}
-        | {lab_grading.runner_target(lab, "solutions") for lab in labs}
-    )
-    print(f"building {', '.join(targets)} ...", flush=True)
-    began = time.monotonic()
-    built = toolchain.build(build, targets)
-    print(f"built in {time.monotonic() - began:.0f} s", flush=True)
-    if not built.ok:
-        print(built.first_errors)
+    if not build_solutions(build, args.arch, labs):
         return 1
     help_text = subprocess.run(
         [shutil.which("compute-sanitizer") or "compute-sanitizer", "--help"],

@@ -43,8 +43,8 @@ from grader.engine.checker_run import (  # noqa: E402
     launch,
     list_tests,
 )
-from grader.infra import gpus, toolchain  # noqa: E402
-from sanitizer_study import all_at_once, runner_isolation  # noqa: E402
+from grader.infra import gpus  # noqa: E402
+from sanitizer_study import all_at_once, build_solutions, runner_isolation  # noqa: E402
 
 DEFAULT = 8  # CUDA's own: no variable set
 
@@ -159,17 +159,7 @@ def main() -> int:
         and (not wanted or any(lab.id.startswith(w) for w in wanted))
     ]
     build = Path("/tmp/timed-connections-build")
-    toolchain.configure(build, [f"-Dgpu_arch={args.arch}", "-Dmutants=disabled"])
-    targets = [
-        t
-        for lab in labs
-        for t in (lab_grading.checker_target(lab), lab_grading.runner_target(lab, "solutions"))
-    ]
-    began = time.monotonic()
-    built = toolchain.build(build, targets)
-    print(f"built {len(targets)} targets in {time.monotonic() - began:.0f} s", flush=True)
-    if not built.ok:
-        print(built.first_errors, file=sys.stderr)
+    if not build_solutions(build, args.arch, labs):
         return 1
     settings = [int(c) for c in args.connections.split(",")]
     turns: list[dict] = []
