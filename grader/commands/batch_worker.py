@@ -197,7 +197,7 @@ class Worker:
                 self.reference_fraction[lab.id] = r.fraction
                 if lab.needs_gpu and not lab.spans_gpus:
                     if self.group.reference_tools is None:
-                        self.group.reference_tools = ReferenceTools(self.root / "reference")
+                        self.group.reference_tools = ReferenceTools()
                     runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
                     self.group.reference_tools.keep(lab.id, runner)
                 progress(

@@ -46,18 +46,17 @@ class ReferenceTools:
     """The reference's runners of one GPU's workers, and each tool's verdict on
     them, made at most once per lab and tool (workers wait for one another)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self) -> None:
         self._runners: dict[str, Path] = {}
         self._verdicts: dict[tuple[str, str], SanitizerStatus] = {}
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._lock = threading.Lock()
 
     def keep(self, lab_id: str, runner: Path) -> None:
-        """A copy of the reference's runner of `lab_id`, which no student's
-        build touches (the preflight's build is the worker's own)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        copy = self.folder / f"{runner.name}.reference"
+        """A copy of the reference's runner of `lab_id` beside it (as a timed
+        part's, timed_stage.keep_runners), which no student's build touches:
+        the preflight's build is the lead worker's own."""
+        copy = runner.with_name(f"{runner.name}.reference")
         shutil.copy2(runner, copy)
         with self._lock:
             self._runners[lab_id] = copy

@@ -46,7 +46,7 @@ def test_wrong_outputs_under_a_tool_are_no_clean_bill():
 def kept(tmp_path: Path, lab_id: str = "07_atomic_finish") -> ReferenceTools:
     runner = tmp_path / "runner-07"
     runner.write_text("#!/bin/sh\n")
-    tools = ReferenceTools(tmp_path / "reference")
+    tools = ReferenceTools()
     tools.keep(lab_id, runner)
     runner.write_text("a student's build\n")  # the copy is what the reference built
     return tools
