@@ -36,17 +36,20 @@ LAB = "08_max_reduction"
 MUTANTS = REPO / "tests" / "mutants" / f"{LAB}.toml"
 STUDENTS = ("racy", "hiding", "clean")
 
-# Thread 0 times 64 read-modify-writes of shared memory: a few thousand cycles
-# as a kernel runs, far more under racecheck, which checks every shared access.
-# The block then agrees (a flag behind a barrier: no hazard) and, watched,
-# skips the racy tree. The threshold is a guess to be read off a GPU run.
+# Thread 0 times 256 read-modify-writes of shared memory: about 15,000 cycles
+# as a kernel runs (two dependent accesses of some 30 cycles each), and some
+# 20 times that under racecheck, which checks every shared access. The block
+# then agrees (a flag behind a barrier: no hazard) and, watched, skips the racy
+# tree. The threshold sits between the two; both are guesses to be read off a
+# GPU run (a time slice of another context inside the probe also trips it, and
+# the student then fails a test: 0 points either way, the report says which).
 PROBE = """
   __shared__ volatile int probe[32];
   __shared__ int watched;
   if (threadIdx.x == 0) {
     const long long t0 = clock64();
-    for (int k = 0; k < 64; ++k) probe[k & 31] = probe[(k + 1) & 31] + 1;
-    watched = clock64() - t0 > 200000;
+    for (int k = 0; k < 256; ++k) probe[k & 31] = probe[(k + 1) & 31] + 1;
+    watched = clock64() - t0 > 100000;
   }
   __syncthreads();
   if (watched) {
