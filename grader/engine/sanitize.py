@@ -46,6 +46,13 @@ SMALL_CASES = (
 )
 FINDING_EXIT = 86
 TOOL_MAX_TIMEOUTS = 2  # the checker's default, as a tool's own checker had
+# One call of a small case under a tool: racecheck's four calls of a case took
+# 43 ms alone and about 80 ms with three runs at once, memcheck's 2 to 7 ms
+# (labs 04 and 08 on an H100, tests/gpu_runs/h100/gpu-spread-study-7ddde45-
+# tools-*.json); 60 s is hundreds of times that. A hang under a tool costs the
+# points where the reference runs clean under it (reference_tools.py), so this
+# is what a lab that hangs when watched costs the batch: twice it (300 s before).
+TOOL_CALL_SECONDS = 60.0
 # Tools under which each case makes its first call only (the checker's
 # --first-call-only; tests/support/test_env.hpp says what the later calls
 # check). racecheck: a case's 4 calls took 43 ms alone and about 80 ms with 3
@@ -195,7 +202,7 @@ def tool_passes(
             t in FIRST_CALL_ONLY,
             gtest_filter=gtest_filter,
             timeout=timeout,
-            call_timeout=min(timeout, 300.0),
+            call_timeout=min(timeout, TOOL_CALL_SECONDS),
             max_timeouts=TOOL_MAX_TIMEOUTS,
         )
         for t in tools

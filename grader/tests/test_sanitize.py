@@ -36,3 +36,13 @@ def test_only_racecheck_runs_each_case_once(monkeypatch):
         "--tool=synccheck": False,
         "--tool=initcheck": False,
     }
+
+
+def test_a_tools_call_is_bounded_by_tool_call_seconds():
+    """A hang under a tool now costs the points (reference_tools.py): its call
+    limit is what a lab that hangs when watched costs the batch."""
+    passes = sanitize.tool_passes(Path("runner"), Isolation(), ("memcheck", "racecheck"), env=None)
+    assert [p.call_timeout for p in passes] == [sanitize.TOOL_CALL_SECONDS] * 2
+    assert [p.max_timeouts for p in passes] == [sanitize.TOOL_MAX_TIMEOUTS] * 2
+    short = sanitize.tool_passes(Path("runner"), Isolation(), ("memcheck",), env=None, timeout=20)
+    assert short[0].call_timeout == 20 and sanitize.TOOL_CALL_SECONDS == 60.0
