@@ -249,3 +249,24 @@ def test_tools_never_started_run_again_only_while_the_lab_has_points(monkeypatch
     assert result.sanitizer == {t: SanitizerStatus.CLEAN for t in ("racecheck", "synccheck")} | {
         "memcheck": SanitizerStatus.TIMED_OUT
     }
+
+
+def test_racy_batchs_hiding_student_is_the_racy_lab_behind_a_probe(tmp_path):
+    """tests/submissions/racy_batch.py builds its students from lab 08's
+    solution: should the solution change under it, this fails here, not on a
+    GPU's time. The racy and the hiding lab miss the same barrier, and only
+    the hiding one has the probe, inside the fence."""
+    from tests.submissions import racy_batch
+
+    racy_batch.make_students(tmp_path)
+    path = Path("labs") / racy_batch.LAB / "reduce.cu"
+    clean, racy, hiding = (
+        (tmp_path / who / path).read_text() for who in ("clean", "racy", "hiding")
+    )
+    assert clean.count("__syncthreads();") == racy.count("__syncthreads();") + 1
+    assert hiding == racy.replace(
+        "  __shared__ float partial[kThreads];\n",
+        racy_batch.PROBE.lstrip("\n") + "  __shared__ float partial[kThreads];\n",
+    )
+    fence = hiding.index("// ---- your code here (grid_max) ----")
+    assert fence < hiding.index("clock64()") < hiding.index("// ---- end ----")

@@ -59,13 +59,8 @@ PROBE = """
 """
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--arch", default="auto")
-    args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="racy-batch-"))
+def make_students(work: Path) -> None:
+    """STUDENTS' submissions in `work`, each a copy of the solutions."""
     for who in STUDENTS:
         shutil.copytree(REPO / "solutions", work / who / "labs")
     for who in ("racy", "hiding"):
@@ -74,8 +69,19 @@ def main() -> int:
     hiding = work / "hiding" / "labs" / LAB / "reduce.cu"
     anchor = "  __shared__ float partial[kThreads];\n"
     text = hiding.read_text()
-    assert anchor in text, "lab 08's solution changed: move the probe"
+    if anchor not in text:
+        raise ValueError(f"lab 08's solution changed: move the probe ({anchor.strip()!r} is gone)")
     hiding.write_text(text.replace(anchor, PROBE.lstrip("\n") + anchor))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--arch", default="auto")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="racy-batch-"))
+    make_students(work)
     out = work / "out"
     cmd = [sys.executable, "-m", "grader", "batch", *(str(work / who) for who in STUDENTS)]
     cmd += ["--out", str(out), "--arch", args.arch, "--lab", LAB, "--jobs-per-gpu", "2"]
