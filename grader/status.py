@@ -50,9 +50,8 @@ class SanitizerStatus(StrEnum):
     FAILED = "failed"
     UNAVAILABLE = "unavailable"
     TIMED_OUT = "timed_out"
-    TESTS_FAILED = (
-        "tests_failed"  # the tool found nothing, but the lab's outputs were wrong under it
-    )
+    # The tool found nothing, but the lab's outputs were wrong under it.
+    TESTS_FAILED = "tests_failed"
 
 
 class ProfileStatus(StrEnum):

@@ -214,11 +214,15 @@ def sanitize_lab(
     # a test run took a median 14.8 s and a tool 5.2 s, against 2.4 s and 1.2 s
     # in slots (h200x2/throughput-ee7424e-*, h100/throughput-64a5ad6-j16-x4-c10.log):
     # the GPU switches between more contexts, and each waits its turn.
-    def one_checker(some: tuple[str, ...]) -> list[sanitize_mod.SanitizerRun]:
-        names = tuple(f"sanitizer {t}" for t in some)
-        with sanitizer_places.place(iso), timed_hold(gate, False, "sanitizer", names) as admit:
+    # `of`: the runner the tools wrap (the reference's, kept by the preflight,
+    # to judge a tool that did not finish cleanly: reference_tools.py).
+    def one_checker(
+        some: tuple[str, ...], of: Path = runner, what: str = "sanitizer"
+    ) -> list[sanitize_mod.SanitizerRun]:
+        names = tuple(f"{what} {t}" for t in some)
+        with sanitizer_places.place(iso), timed_hold(gate, False, what, names) as admit:
             return sanitize_mod.run_tools(
-                checker, lab.id, runner, iso, some, env=env, seed=seed, admit=admit
+                checker, lab.id, of, iso, some, env=env, seed=seed, admit=admit
             )
 
     runs = one_checker(tools) if ran is None else list(ran)
@@ -235,7 +239,10 @@ def sanitize_lab(
             # would cost the batch up to TOOL_SECONDS each).
             unrun = tuple(t for t, r in zip(tools[k:], runs[k:]) if not r.started)
             if not result.points_correctness:
-                result.notes.append(f"compute-sanitizer {', '.join(unrun)}: not run, {NO_POINTS}")
+                result.notes.append(
+                    f"compute-sanitizer {', '.join(unrun)}: not run, the lab had lost its "
+                    "points under the tools before"
+                )
                 break
             again = dict(zip(unrun, one_checker(unrun)))
             runs = [again.get(t, r) if j >= k else r for j, (t, r) in enumerate(zip(tools, runs))]
@@ -259,13 +266,7 @@ def sanitize_lab(
         elif tool_run.status in reference_tools.NOT_FINISHED and result.points_correctness:
 
             def on_reference(kept: Path, tool: str = tool) -> sanitize_mod.SanitizerRun:
-                with (
-                    sanitizer_places.place(iso),
-                    timed_hold(gate, False, f"sanitizer {tool} reference") as admit,
-                ):
-                    return sanitize_mod.run_tool(
-                        checker, lab.id, kept, iso, tool, env=env, seed=seed, admit=admit
-                    )
+                return one_checker((tool,), kept, "reference sanitizer")[0]
 
             ref = reference.verdict(lab.id, tool, on_reference) if reference else None
             if reference_tools.counts(tool_run, ref):
@@ -273,9 +274,6 @@ def sanitize_lab(
                 result.hints.insert(0, reference_tools.hint(tool_run))
             else:
                 result.notes.append(reference_tools.note(tool_run, ref))
-
-
-NO_POINTS = "the lab had lost its points under the tools before"
 
 
 def _sanitizer_short(run: sanitize_mod.SanitizerRun) -> str | None:
