@@ -6,13 +6,14 @@
 # which runs on while the machine stays warm (30 s between calls at most);
 # $OUT is emptied before each call. So the first call starts the run in a
 # session of its own, writing to DIR outside $OUT, and waits; the calls after
-# it wait on, and once it has ended copy DIR into $OUT as one archive.
+# it wait on, each copying DIR into $OUT as one archive.
 #
 # usage: detached.sh start DIR COMMAND...   runs COMMAND (in the repository) in a new
 #                                           session: DIR/console.txt, DIR/pid, DIR/rc
 #        detached.sh wait DIR SECONDS OUT   waits up to SECONDS for it; once it has
-#                                           ended, OUT/detached.tgz holds DIR;
-#                                           exit 0 when ended, 3 while it still runs
+#                                           OUT/detached.tgz holds DIR as it is
+#                                           then; exit 0 when ended, 3 while it
+#                                           still runs
 #
 # e.g. call 1: bash tests/submissions/detached.sh start /tmp/i16 env OUT=/tmp/i16/r \
 #                PARTS=new LABS=course COPIES=6 JOBS=16 SHARED_CALL=10 THROUGHPUT_S=1100 \
@@ -46,12 +47,16 @@ case "$what" in
     end=$((SECONDS + seconds))
     while kill -0 "$pid" 2>/dev/null && ((SECONDS < end)); do sleep 2; done
     tail -5 "$dir/console.txt" 2>/dev/null
+    # What it has written so far comes back on every call: should the machine
+    # go back before the next call (30 s idle), the figures already measured
+    # are not lost with it. tar may find a file growing as it reads: that copy
+    # is partial, the next one whole.
+    mkdir -p "$out"
+    tar -C "$(dirname "$dir")" -czf "$out/detached.tgz" "$(basename "$dir")" 2>/dev/null
     if kill -0 "$pid" 2>/dev/null; then
-      echo "detached: still running after $seconds s (pid $pid): wait again within 30 s"
+      echo "detached: still running after $seconds s (pid $pid): wait again within 30 s; so far in $out/detached.tgz"
       exit 3
     fi
-    mkdir -p "$out"
-    tar -C "$(dirname "$dir")" -czf "$out/detached.tgz" "$(basename "$dir")"
     echo "detached: ended with rc $(cat "$dir/rc" 2>/dev/null || echo '? (killed)'); $out/detached.tgz"
     ;;
   *)
