@@ -17,11 +17,23 @@ they run in the student's cell, which ends with the student.
 
 A student's GPU parts start at once and then take the GPU alone one after
 another (run_in_turn; gate.Gate.timed_turn says why), each in a Contained of
-its own; in a sandbox cell they run one after another with the GPU held."""
+its own; in a sandbox cell they run one after another with the GPU held.
+
+A part that measured a figure, every correctness point earned, but fell short
+of its performance points is timed once more while its turn still holds the
+GPU (retimed), and the better figure counts: a timed run has the GPU alone and
+the CPU first (proc.BACKGROUND_NICE), yet what else the machine does can still
+slow it, and that must not cost the student (a correct lab 08 measured 0.577
+of the copy against the reference's 0.903 in a class beside other students'
+builds: tests/gpu_runs/h100x2/*-69070d5*). Its code cannot gain by it: each
+run's every call is checked, a failure in the second run counts, and a slow
+kernel is slow twice. It costs a timed run for the few correct labs that are
+slow."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import shutil
 import threading
@@ -31,7 +43,9 @@ from collections.abc import Callable
 from ..engine.lab_grading import TimedPart
 from ..engine.shared_gpu import timed_hold, trace_hold
 from ..infra.gate import Gate, held
+from ..infra.trace import trace
 from ..results import LabResult
+from ..status import LabStatus
 
 _copies = itertools.count()
 
@@ -78,6 +92,38 @@ class TimedStage:
             self._threads.pop(0).join()
 
 
+def short_of_time(result: LabResult) -> bool:
+    """A timed run that measured a figure, with every correctness point, yet
+    fell short of the lab's performance points."""
+    return (
+        result.status == LabStatus.GRADED
+        and result.fraction is not None
+        and result.points_correctness == result.max_correctness
+        and result.points_performance < result.max_performance
+    )
+
+
+def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabResult:
+    """`first`, or, where it fell short of time (short_of_time), the better of
+    it and a second timed run (`again`); a second run that failed a test, or
+    did not grade, counts as it is."""
+    if not short_of_time(first) or first.fraction is None:
+        return first
+    second = again()
+    trace(f"{name} {first.lab}: timed again, {first.fraction:.3f} then {second.fraction}")
+    if second.status != LabStatus.GRADED or second.points_correctness < second.max_correctness:
+        return second
+    if second.fraction is None:  # its bandwidth test skipped: the first figure stands
+        return first
+    best = second if second.fraction > first.fraction else first
+    best.notes = best.notes + [
+        f"timed twice: {first.fraction:.3f} of the copy ceiling, short of the full "
+        f"performance points, then {second.fraction:.3f}; the better counts (what else the "
+        "machine does can slow a timed run, and that is not the lab's fault)"
+    ]
+    return best
+
+
 def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult]:
     """`parts` (one student's GPU labs, each in a Contained of its own) started
     at once, each then timed with the GPU alone, one after another
@@ -102,6 +148,11 @@ def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult
             t.start()
         for t in threads:
             t.join()
+        if turn.got is not None and not errors:  # the GPU is still this turn's alone
+            for i, part in enumerate(parts):
+                first = results[i]
+                if first is not None:
+                    results[i] = retimed(first, functools.partial(part.run, None), name)
         end = time.monotonic()
     up = turn.up if turn.up is not None else end
     got = turn.got if turn.got is not None else end
@@ -133,5 +184,7 @@ def run_parts(
             continue
         outer, inner = gates()
         with outer, inner:
-            done += [(part, part.run(cell)) for part in group]
+            for part in group:
+                first = part.run(cell)
+                done.append((part, retimed(first, functools.partial(part.run, cell), part.lab.id)))
     return done

@@ -225,6 +225,7 @@ def run_checker(
         env=checker_env(env, perf, lab_id),
         log_limit=log_limit,
         admit=admit,
+        background=not perf,  # an untimed run yields the CPU to a timed one
     )
     return judge(
         Ending.of(done),
@@ -255,10 +256,12 @@ def launch(
     admit: Admit | None,
     tail: int = 20000,
     pass_seconds: tuple[float, ...] = (),
+    background: bool = False,
 ) -> tuple[proc.Finished, str]:
     """Runs the checker (args, without --result-fd) and returns how it ended
     and its result stream. pass_seconds: with `admit`, each pass's own limit
-    (Admission's), `timeout` the first's."""
+    (Admission's), `timeout` the first's. background: an untimed run, at the
+    lowest CPU priority (proc.BACKGROUND_NICE)."""
     admission = Admission(admit, pass_seconds) if admit is not None else None
     with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
         if admission is not None:
@@ -273,6 +276,7 @@ def launch(
             pass_fds=(results.fileno(), *(admission.child_fds if admission else ())),
             on_start=admission.started if admission else None,
             paused=admission.paused if admission else None,
+            background=background,
         )
         results.seek(0)
         return done, results.read(64 << 20).decode(errors="replace")

@@ -130,7 +130,15 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | None = None, cap: int = O
     """The grader's one process runner (grader/infra/proc.py): a process group of its
     own, killed as a whole at the timeout (nvcc's children too); output to a
     file, of which only the first `cap` bytes are read."""
-    done = proc.run(cmd, timeout=timeout, cwd=cwd, output_limit=1 << 40, tail=cap + 1, head=True)
+    done = proc.run(
+        cmd,
+        timeout=timeout,
+        cwd=cwd,
+        output_limit=1 << 40,
+        tail=cap + 1,
+        head=True,
+        background=True,
+    )
     data = done.output
     return Ran(None if done.timed_out else done.code, data[:cap], len(data) > cap)
 

@@ -6,6 +6,9 @@
 #   study  compute-sanitizer several at once (sanitizer_study.py: the runner as
 #          the grader wraps it, with a network namespace of its own, against
 #          the old wrapping); about 150 s with its build
+#   load   each lab's reference timed quiet, beside every core busy at its own
+#          priority, and beside the same load as a batch starts its background
+#          work (cpu_load_study.py, LOAD_ROUNDS rounds, default 2); about 4 min
 #   new    the class of class.toml COPIES times over graded by this grader's
 #          `batch` with JOBS students per GPU (throughput.py, GRADER_TRACE on)
 #   spread what a shared test run waits for: K runs of lab 04's tests at once,
@@ -47,8 +50,8 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [PLACES=N] [SANDBOX=1] [ONE_GPU=1]
-#        [STUDY_S=120] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
+# usage: OUT=DIR [PARTS=study,load,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [PLACES=N] [SANDBOX=1] [ONE_GPU=1]
+#        [STUDY_S=120] [LOAD_ROUNDS=2] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
 : "${OUT:?set OUT to a folder}"
@@ -88,6 +91,11 @@ if has study; then
   python3 tests/submissions/sanitizer_study.py "$OUT" --arch "$ARCH" \
     --labs 04_sequential_addressing,09_shuffle_vector_loads --ks 2,4,8 \
     --deadline "${STUDY_S:-120}" 2>&1 | tee "$OUT/sanitizer-study.log"
+fi
+if has load; then
+  python3 tests/submissions/cpu_load_study.py "$OUT" --arch "$ARCH" --rounds "${LOAD_ROUNDS:-2}" \
+    2>&1 | tee "$OUT/cpu-load-study.log"
+  strays load
 fi
 if has new; then
   name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}"
