@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..engine import feedback, submissions
-from ..infra import gpus, proc, store, toolchain
+from ..infra import cpu_busy, gpus, proc, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra import sanitizer_places
 from ..infra.gate import Gate
@@ -119,6 +119,8 @@ def _run_locked(
         progress(f"[batch] {line}")
     if needs_gpu and not selectors:
         progress("[batch] no GPU here: GPU labs are built but not run; lab 01 is graded")
+    if busy := cpu_busy.busy_note():
+        progress(f"[batch] WARNING {busy}")
     if config.sanitizer_places:
         sanitizer_places.set_places(config.sanitizer_places)
         progress(f"[batch] compute-sanitizer runs at once: {sanitizer_places.SANITIZER_SLOTS}")
