@@ -92,22 +92,17 @@ class TimedStage:
             self._threads.pop(0).join()
 
 
-def short_of_time(result: LabResult) -> bool:
-    """A timed run that measured a figure, with every correctness point, yet
-    fell short of the lab's performance points."""
-    return (
-        result.status == LabStatus.GRADED
-        and result.fraction is not None
-        and result.points_correctness == result.max_correctness
-        and result.points_performance < result.max_performance
-    )
-
-
 def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabResult:
-    """`first`, or, where it fell short of time (short_of_time), the better of
-    it and a second timed run (`again`); a second run that failed a test, or
-    did not grade, counts as it is."""
-    if not short_of_time(first) or first.fraction is None:
+    """`first`, or, where it measured a figure with every correctness point yet
+    fell short of the lab's performance points, the better of it and a second
+    timed run (`again`); a second run that failed a test, or did not grade,
+    counts as it is."""
+    short = (
+        first.status == LabStatus.GRADED
+        and first.points_correctness == first.max_correctness
+        and first.points_performance < first.max_performance
+    )
+    if not short or first.fraction is None:
         return first
     second = again()
     trace(f"{name} {first.lab}: timed again, {first.fraction:.3f} then {second.fraction}")

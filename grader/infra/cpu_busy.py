@@ -14,31 +14,42 @@ import time
 BUSY_FRACTION = 0.25
 
 
-def _times(cpus: set[int]) -> tuple[int, int]:
-    """(busy, total) jiffies of `cpus` so far, from /proc/stat."""
-    busy = total = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            name, *fields = line.split()
-            if not name.startswith("cpu") or name == "cpu" or int(name[3:]) not in cpus:
-                continue
-            values = [int(v) for v in fields[:8]]  # user nice system idle iowait irq softirq steal
-            total += sum(values)
-            busy += sum(values) - values[3] - values[4]
-    return busy, total
+def stat(cpus: set[int] | None = None) -> list[int]:
+    """/proc/stat's time fields (user nice system idle iowait irq softirq
+    steal ...) summed over `cpus`, or the whole machine's "cpu" line; [] where
+    /proc/stat cannot tell (or holds none of `cpus`)."""
+    summed: list[int] = []
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                name, *fields = line.split()
+                if not name.startswith("cpu"):
+                    break  # the cpu lines come first
+                if (name == "cpu") != (cpus is None) or (cpus and int(name[3:]) not in cpus):
+                    continue
+                values = [int(v) for v in fields]
+                summed = [a + b for a, b in zip(summed, values)] if summed else values
+    except (OSError, ValueError):
+        return []
+    return summed
+
+
+def share(before: list[int], after: list[int]) -> float | None:
+    """The share of CPU time between two stat() samples that was neither idle
+    nor waiting for I/O (fields 4 and 5)."""
+    if len(before) < 5 or len(after) != len(before):
+        return None
+    delta = [a - b for a, b in zip(after, before)]
+    total = sum(delta)
+    return round(1 - (delta[3] + delta[4]) / total, 3) if total > 0 else None
 
 
 def busy_fraction(seconds: float = 0.5, cpus: set[int] | None = None) -> float | None:
-    """How busy the cores this process may use were over `seconds`; None where
-    /proc/stat cannot tell."""
+    """How busy the cores this process may use (or `cpus`) were over `seconds`."""
     cpus = cpus if cpus is not None else set(os.sched_getaffinity(0))
-    try:
-        busy0, total0 = _times(cpus)
-        time.sleep(seconds)
-        busy1, total1 = _times(cpus)
-    except (OSError, ValueError, IndexError):
-        return None
-    return (busy1 - busy0) / (total1 - total0) if total1 > total0 else None
+    before = stat(cpus)
+    time.sleep(seconds)
+    return share(before, stat(cpus))
 
 
 def busy_note(seconds: float = 0.5) -> str | None:

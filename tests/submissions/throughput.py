@@ -81,6 +81,7 @@ import check_class  # noqa: E402
 import make_class  # noqa: E402
 
 from grader import labmeta  # noqa: E402
+from grader.infra import cpu_busy as machine_load  # noqa: E402
 
 
 def main() -> int:
@@ -564,22 +565,10 @@ class Sampler:
             last = now
 
 
-def _cpu_times() -> list[int]:
-    try:
-        with open("/proc/stat") as f:
-            return [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return []
-
-
-def cpu_busy(before: list[int], after: list[int]) -> float | None:
-    """The share of CPU time between two /proc/stat "cpu" lines that was not
-    idle or waiting for I/O (fields 4 and 5)."""
-    if len(before) < 5 or len(after) != len(before):
-        return None
-    delta = [a - b for a, b in zip(after, before)]
-    total = sum(delta)
-    return round(1 - (delta[3] + delta[4]) / total, 3) if total > 0 else None
+# The machine's CPU time fields, and the share busy between two samples: the
+# grader's own look at the machine's load (grader/infra/cpu_busy.py).
+_cpu_times = machine_load.stat
+cpu_busy = machine_load.share
 
 
 def _gpu_util() -> list[int]:
