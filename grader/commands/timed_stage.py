@@ -28,7 +28,20 @@ of the copy against the reference's 0.903 in a class beside other students'
 builds: tests/gpu_runs/h100x2/*-69070d5*). Its code cannot gain by it: each
 run's every call is checked, a failure in the second run counts, and a slow
 kernel is slow twice. It costs a timed run for the few correct labs that are
-slow."""
+slow.
+
+A part whose timed run failed a test, where every untimed test and every
+compute-sanitizer tool had passed, is timed once more too (inconsistent). A
+second failure counts, as the first would have. A second run right in every
+call leaves the grader unable to tell the machine's fault from code that is
+wrong only sometimes (a race): giving the points would pass it by luck, taking
+them would put a possible fault of the machine on the student. So the lab is
+not graded (an error, with both runs in its reason), and the batch's next run
+grades that student again. Seen once: the reference's lab 11 gave a wrong
+answer in one timed run of a loaded class, every other of its runs right
+(tests/gpu_runs/h100/throughput-94a04dd-j24-x12-c10-p8-lcourse.*). Code that is
+wrong whenever it is timed is wrong twice, and a wrong first run gains nothing:
+the second run's figure is the only one kept."""
 
 from __future__ import annotations
 
@@ -96,7 +109,9 @@ def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabR
     """`first`, or, where it measured a figure with every correctness point yet
     fell short of the lab's performance points, the better of it and a second
     timed run (`again`); a second run that failed a test, or did not grade,
-    counts as it is."""
+    counts as it is. A first run that failed a test goes to inconsistent."""
+    if first.status == LabStatus.GRADED and first.points_correctness < first.max_correctness:
+        return inconsistent(first, again, name)
     short = (
         first.status == LabStatus.GRADED
         and first.points_correctness == first.max_correctness
@@ -117,6 +132,38 @@ def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabR
         "machine does can slow a timed run, and that is not the lab's fault)"
     ]
     return best
+
+
+def inconsistent(first: LabResult, again: Callable[[], LabResult], name: str) -> LabResult:
+    """`first`, a timed run that failed a test after every untimed test passed,
+    timed again (`again`): a second failure, or a second run that did not
+    grade, leaves `first` to count; a second run right in every call makes
+    the lab an error, not a grade (the module's docstring says why)."""
+    failed = first.first_failure.describe() if first.first_failure else first.reason
+    second = again()
+    right = (
+        second.status == LabStatus.GRADED
+        and second.points_correctness == second.max_correctness
+        and second.max_correctness > 0
+    )
+    trace(
+        f"{name} {first.lab}: a timed test failed ({' '.join(failed.split())}); timed again: "
+        + ("right in every call" if right else "failed again")
+    )
+    if not right:
+        return first
+    return dataclasses.replace(
+        first,
+        status=LabStatus.ERROR,
+        points_correctness=0.0,
+        points_performance=0.0,
+        reason=(
+            f"its timed run failed a test ({failed}) after every other test had passed, and "
+            "a second timed run was right in every call: either the machine erred or the "
+            "code is wrong only some of the time (a race); grade this student again (the "
+            "batch's next run does), and read the code should it happen again"
+        ),
+    )
 
 
 def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult]:

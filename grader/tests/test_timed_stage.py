@@ -11,8 +11,8 @@ from grader import labmeta
 from grader.commands import batch_worker, timed_stage
 from grader.engine import shared_gpu
 from grader.engine.lab_grading import TimedPart
-from grader.results import LabResult, StudentResult
-from grader.status import LabStatus
+from grader.results import FailedCase, LabResult, StudentResult
+from grader.status import CaseStatus, LabStatus
 
 LAB = labmeta.load().lab("07")
 
@@ -246,8 +246,70 @@ def test_a_second_timed_run_never_lowers_a_figure_and_a_failure_in_it_counts():
     skipped = _timed("08", None, 0)  # its bandwidth test skipped: no second figure
     again = _timed("08", 0.60, 4.0)
     assert timed_stage.retimed(again, lambda: skipped, "w0") is again
-    for not_short in (_timed("08", 0.95, 10), _timed("08", None, 0), _timed("08", 0.6, 4, False)):
+    for not_short in (_timed("08", 0.95, 10), _timed("08", None, 0)):
         assert timed_stage.retimed(not_short, lambda: 1 / 0, "w0") is not_short  # never rerun
+
+
+def _wrong_when_timed(lab: str) -> LabResult:
+    """A timed run that failed a test (its untimed tests had all passed)."""
+    r = _timed(lab, None, 0, correct=False)
+    r.tests_failed = 1
+    r.first_failure = FailedCase(
+        "SumBandwidth.FractionOfCopyCeiling",
+        CaseStatus.FAILED,
+        n="134217728",
+        input="wide_shuffled, timed",
+        expected="3.2e+09",
+        got="-1.7e+38",
+        hint="wrong_value",
+    )
+    return r
+
+
+def test_a_timed_run_wrong_after_every_untimed_test_passed_is_run_again(monkeypatch):
+    """Wrong twice: the failure counts. Wrong, then right in every call: the
+    grader cannot tell the machine from a race, so the lab is an error (graded
+    again by the batch's next run), never the second run's points. Either way
+    the trace says so, and throughput.py reads it back."""
+    from tests.submissions import throughput
+
+    lines: list[str] = []
+    monkeypatch.setattr(timed_stage, "trace", lines.append)
+    first = _wrong_when_timed("11_accurate_float_sum")
+    assert timed_stage.retimed(first, lambda: _wrong_when_timed("11"), "w18-timed") is first
+    again = timed_stage.retimed(
+        _wrong_when_timed("11_accurate_float_sum"),
+        lambda: _timed("11_accurate_float_sum", 0.93, 10),
+        "w18-timed",
+    )
+    assert again.status == LabStatus.ERROR and again.points == 0
+    assert (
+        "expected 3.2e+09, got -1.7e+38" in again.reason and "right in every call" in again.reason
+    )
+    assert again.fraction is None  # the second run's figure is not kept
+    stopped = timed_stage.retimed(
+        _wrong_when_timed("11"), lambda: LabResult("11", "11", LabStatus.ERROR), "w0"
+    )
+    assert stopped.status == LabStatus.GRADED and stopped.points == 0  # the first counts
+    log = "".join(f"[trace +1.0 s] {line}\n" for line in lines)
+    assert [(f["lab"], f["second_right"]) for f in throughput.timed_failures(log)] == [
+        ("11_accurate_float_sum", False),
+        ("11_accurate_float_sum", True),
+    ]
+    assert "expected 3.2e+09" in throughput.timed_failures(log)[1]["failure"]
+    assert throughput.retimed(log) == []  # not a retime for time
+
+
+def test_a_wrong_timed_run_is_run_again_while_its_turn_holds_the_gpu(monkeypatch):
+    from grader.infra.gate import Gate
+
+    monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
+    monkeypatch.setattr(timed_stage, "trace", lambda line: None)
+    racy = _SlowPart("11", [_wrong_when_timed("11"), _timed("11", 0.93, 10)])
+    gate = Gate("gpu")
+    (got,) = timed_stage.run_in_turn(gate, [racy], "w3-timed")  # type: ignore[list-item]
+    assert got.status == LabStatus.ERROR and (racy.calls, racy.admitted) == (2, 1)
+    assert gate._turn is None and not gate._exclusive
 
 
 def test_a_sandboxed_or_cpu_part_is_timed_again_in_its_own_hold(monkeypatch):

@@ -97,6 +97,7 @@ def main() -> int:
             "phases": phases(log, steady),
             "student_latency": student_latency(log),
             "retimed": retimed(log),
+            "timed_failures": timed_failures(log),
         }
         run = path.with_suffix(".json")  # the run's own record, beside its log
         if run.exists():
@@ -196,6 +197,7 @@ def main() -> int:
         "phases": phases(log_text, steady),
         "student_latency": student_latency(log_text),
         "retimed": retimed(log_text),
+        "timed_failures": timed_failures(log_text),
         "fractions": fractions(work / "out", graded),
         "samples": sampler.samples,
         "check_problems": problems,
@@ -384,6 +386,24 @@ def _timing(m: re.Match) -> dict[str, float]:
 _RETIMED = re.compile(
     r"^\[trace \+[0-9.]+ s\] \S+ (\d\d_\w+): timed again, ([0-9.]+) then (\S+)$", re.M
 )
+
+
+# timed_stage.inconsistent's line: a timed test failed after the untimed passed.
+_INCONSISTENT = re.compile(
+    r"^\[trace \+[0-9.]+ s\] \S+ (\d\d_\w+): a timed test failed \((.*)\); "
+    r"timed again: (right in every call|failed again)$",
+    re.M,
+)
+
+
+def timed_failures(log: str) -> list[dict]:
+    """Each lab whose timed run failed a test after its untimed tests passed:
+    the failure, and whether a second run was right (the lab then an error,
+    not a grade) or failed again (the failure counts)."""
+    return [
+        {"lab": m.group(1), "failure": m.group(2), "second_right": m.group(3).startswith("right")}
+        for m in _INCONSISTENT.finditer(log)
+    ]
 
 
 def retimed(log: str) -> list[dict]:
