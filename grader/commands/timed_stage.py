@@ -30,8 +30,9 @@ run's every call is checked, a failure in the second run counts, and a slow
 kernel is slow twice. It costs a timed run for the few correct labs that are
 slow.
 
-A part whose timed run failed a test, where every untimed test and every
-compute-sanitizer tool had passed, is timed once more too (inconsistent). A
+A part whose timed run failed a test (not by a hang), where every untimed test
+and every compute-sanitizer tool had passed, is timed once more too
+(inconsistent). A
 second failure counts, as the first would have. A second run right in every
 call leaves the grader unable to tell the machine's fault from code that is
 wrong only sometimes (a race): giving the points would pass it by luck, taking
@@ -58,7 +59,7 @@ from ..engine.shared_gpu import timed_hold, trace_hold
 from ..infra.gate import Gate, held
 from ..infra.trace import trace
 from ..results import LabResult
-from ..status import LabStatus
+from ..status import CaseStatus, LabStatus
 
 _copies = itertools.count()
 
@@ -109,8 +110,15 @@ def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabR
     """`first`, or, where it measured a figure with every correctness point yet
     fell short of the lab's performance points, the better of it and a second
     timed run (`again`); a second run that failed a test, or did not grade,
-    counts as it is. A first run that failed a test goes to inconsistent."""
-    if first.status == LabStatus.GRADED and first.points_correctness < first.max_correctness:
+    counts as it is. A first run whose test gave a wrong answer goes to
+    inconsistent; one that hung does not: a second hang would hold the GPU
+    alone, and every worker behind it, for another call's timeout."""
+    if (
+        first.status == LabStatus.GRADED
+        and first.points_correctness < first.max_correctness
+        and first.first_failure is not None
+        and first.first_failure.status == CaseStatus.FAILED
+    ):
         return inconsistent(first, again, name)
     short = (
         first.status == LabStatus.GRADED

@@ -291,6 +291,10 @@ def test_a_timed_run_wrong_after_every_untimed_test_passed_is_run_again(monkeypa
         _wrong_when_timed("11"), lambda: LabResult("11", "11", LabStatus.ERROR), "w0"
     )
     assert stopped.status == LabStatus.GRADED and stopped.points == 0  # the first counts
+    hung = _wrong_when_timed("11")
+    assert hung.first_failure is not None
+    hung.first_failure.status = CaseStatus.TIMED_OUT  # a hang: never a second one
+    assert timed_stage.retimed(hung, lambda: 1 / 0, "w0") is hung
     log = "".join(f"[trace +1.0 s] {line}\n" for line in lines)
     assert [(f["lab"], f["second_right"]) for f in throughput.timed_failures(log)] == [
         ("11_accurate_float_sum", False),
