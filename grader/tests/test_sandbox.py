@@ -215,15 +215,8 @@ def graded(tmp_path_factory):
         sandbox=True,
         sandbox_limits=sandbox.Limits.parse(LIMITS),
     )
-    # A sandbox's processes die with its PID namespace, which the kernel tears
-    # down after the runner's checker ends, one process at a time: on a loaded
-    # 2-core CI machine a runner was still there 0.5 s after the batch (a CI
-    # run of f555c9d). Left running is what is still there 10 s later.
-    deadline = time.monotonic() + 10
+    time.sleep(0.5)
     left = sandbox_processes()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = sandbox_processes()
     connections = listener.connections
     listener.close()
     yield {
