@@ -113,19 +113,13 @@ def retimed(first: LabResult, again: Callable[[], LabResult], name: str) -> LabR
     counts as it is. A first run whose test gave a wrong answer goes to
     inconsistent; one that hung does not: a second hang would hold the GPU
     alone, and every worker behind it, for another call's timeout."""
-    if (
-        first.status == LabStatus.GRADED
-        and first.points_correctness < first.max_correctness
-        and first.first_failure is not None
-        and first.first_failure.status == CaseStatus.FAILED
-    ):
-        return inconsistent(first, again, name)
-    short = (
-        first.status == LabStatus.GRADED
-        and first.points_correctness == first.max_correctness
-        and first.points_performance < first.max_performance
-    )
-    if not short or first.fraction is None:
+    if first.status != LabStatus.GRADED:
+        return first
+    if first.points_correctness < first.max_correctness:
+        failure = first.first_failure
+        wrong = failure is not None and failure.status == CaseStatus.FAILED
+        return inconsistent(first, again, name) if wrong else first
+    if first.points_performance >= first.max_performance or first.fraction is None:
         return first
     second = again()
     trace(f"{name} {first.lab}: timed again, {first.fraction:.3f} then {second.fraction}")
@@ -147,13 +141,10 @@ def inconsistent(first: LabResult, again: Callable[[], LabResult], name: str) ->
     timed again (`again`): a second failure, or a second run that did not
     grade, leaves `first` to count; a second run right in every call makes
     the lab an error, not a grade (the module's docstring says why)."""
-    failed = first.first_failure.describe() if first.first_failure else first.reason
+    assert first.first_failure is not None  # retimed sends only a failed case
+    failed = first.first_failure.describe()
     second = again()
-    right = (
-        second.status == LabStatus.GRADED
-        and second.points_correctness == second.max_correctness
-        and second.max_correctness > 0
-    )
+    right = second.correct
     trace(
         f"{name} {first.lab}: a timed test failed ({' '.join(failed.split())}); timed again: "
         + ("right in every call" if right else "failed again")

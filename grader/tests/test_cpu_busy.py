@@ -24,6 +24,6 @@ def test_a_machine_with_every_core_busy_reads_busy_and_is_warned_of():
     assert note is not None and "busy before the batch" in note and "hang" in note
 
 
-def test_cores_out_of_reach_do_not_count(monkeypatch):
+def test_cores_out_of_reach_do_not_count():
     """Only the cores this process may use (taskset, Slurm's cgroup) count."""
     assert cpu_busy.busy_fraction(0.05, cpus={10**6}) is None  # no such core: no figure

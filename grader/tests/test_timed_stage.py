@@ -134,6 +134,8 @@ def _timed(lab: str, fraction: float | None, performance: float = 10, correct: b
         lab,
         lab,
         LabStatus.GRADED,
+        tests_passed=72 if correct else 71,
+        tests_failed=0 if correct else 1,
         fraction=fraction,
         points_correctness=10 if correct else 0,
         max_correctness=10,
@@ -253,7 +255,6 @@ def test_a_second_timed_run_never_lowers_a_figure_and_a_failure_in_it_counts():
 def _wrong_when_timed(lab: str) -> LabResult:
     """A timed run that failed a test (its untimed tests had all passed)."""
     r = _timed(lab, None, 0, correct=False)
-    r.tests_failed = 1
     r.first_failure = FailedCase(
         "SumBandwidth.FractionOfCopyCeiling",
         CaseStatus.FAILED,
