@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from ..infra.atomic import write_atomic
-from ..infra.store import digest
+from ..infra.store import digest, load_result
 from ..results import LabResult, StudentResult
 from ..status import LabStatus
 from . import hints
@@ -166,10 +166,35 @@ def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
     return buf.getvalue()
 
 
+# How a result says that an earlier run of the same submission was not graded.
+EARLIER = "an earlier run of this same submission was not graded"
+
+
+def earlier_errors(previous: StudentResult | None, res: StudentResult) -> list[str]:
+    """What `res` keeps of `previous`, the result it replaces, when both are of
+    the same submission (its content): the error of a run that was not graded,
+    and what that result kept of the runs before it. A regrade replaces
+    result.json, and an error can be evidence against the code: a lab wrong in
+    one timed run and right in the next is not graded (timed_stage.inconsistent),
+    and its next run may pass by luck; the instructor still sees that it once
+    gave a wrong answer, and the values."""
+    if previous is None or not res.submission_hash:
+        return []
+    if previous.submission_hash != res.submission_hash:
+        return []
+    kept = [n for n in previous.notes if n.startswith(EARLIER)]
+    if previous.error:
+        kept.append(f"{EARLIER} ({previous.date}, grader {previous.commit}): {previous.error}")
+    return [n for n in kept if n not in res.notes]
+
+
 def write_student(students_dir: Path, res: StudentResult) -> str:
     """A student's feedback, Gradescope results and result.json (last: marks
-    done). Returns the digest of result.json, which the gradebook row carries."""
+    done), keeping in `res.notes` what the result it replaces said of runs that
+    were not graded (earlier_errors). Returns the digest of result.json, which
+    the gradebook row carries."""
     d = students_dir / res.student
+    res.notes[:0] = earlier_errors(load_result(d / "result.json"), res)
     write_atomic(d / "feedback.md", markdown(res))
     write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))
     text = res.to_json()

@@ -20,7 +20,7 @@ from test_batch import LAB01
 
 from grader import labmeta
 from grader.commands import batch, batch_config, batch_guard, batch_worker
-from grader.engine import lab_grading, submissions
+from grader.engine import feedback, lab_grading, submissions
 from grader.infra import proc, store, toolchain
 from grader.results import LabResult
 from grader.status import LabStatus
@@ -86,6 +86,48 @@ def test_a_machine_fault_is_not_saved_as_a_grade_and_is_regraded(
     results = batch.run_batch(specs, config(tmp_path), progress=messages.append)
     assert any("1 already graded, 1 to go" in m for m in messages)
     assert all(not r.error and r.points == LAB01.points_correctness for r in results)
+
+
+def test_a_regrade_keeps_what_the_run_before_it_was_not_graded_for(
+    tmp_path, monkeypatch, offline_batch
+):
+    # A lab wrong in one timed run and right in the next is an error
+    # (timed_stage.inconsistent); the batch's next run regrades it and may pass
+    # it by luck. The wrong answer must outlive result.json's replacement.
+    amy = student_folder(tmp_path, "amy", "  return 42;\n")
+    real = lab_grading.grade_lab
+    why = "a timed test failed (call 3: expected 1.5, got 2.5); timed again: right in every call"
+
+    def inconsistent(lab, build_dir, **kw):
+        return LabResult(
+            lab=lab.id,
+            title=lab.title,
+            status="error",
+            reason=why,
+            max_correctness=lab.points_correctness,
+            max_performance=lab.points_performance,
+        )
+
+    monkeypatch.setattr(lab_grading, "grade_lab", inconsistent)
+    first = batch.run_batch([str(amy)], config(tmp_path), **QUIET)[0]
+    assert first.error and why in first.error
+    monkeypatch.setattr(lab_grading, "grade_lab", real)
+    again = batch.run_batch([str(amy)], config(tmp_path), **QUIET)[0]
+    assert not again.error and again.points == LAB01.points_correctness
+    kept = [n for n in again.notes if n.startswith(feedback.EARLIER)]
+    assert len(kept) == 1 and why in kept[0] and first.date in kept[0]
+    assert why in rows(tmp_path)["amy"]
+    saved = store.load_result(tmp_path / "out" / "students" / "amy" / "result.json")
+    assert saved is not None and saved.notes[0] == kept[0]
+    # Graded again with other options, the same code keeps it, once.
+    third = batch.run_batch([str(amy)], config(tmp_path, timeout=77), **QUIET)[0]
+    assert [n for n in third.notes if n.startswith(feedback.EARLIER)] == kept
+    # Other code is another submission: nothing of the old one follows it.
+    code = amy / "labs" / "01_cpu_baseline" / "cpu_sum.cpp"
+    code.write_text(code.read_text().replace("  return 42;\n", "  return 42;  // resubmitted\n"))
+    fresh = batch.run_batch([str(amy)], config(tmp_path, timeout=77), **QUIET)[0]
+    assert fresh.submission_hash != third.submission_hash
+    assert not any(n.startswith(feedback.EARLIER) for n in fresh.notes)
 
 
 def test_a_fault_while_grading_one_student_costs_only_that_student(
@@ -295,7 +337,7 @@ DRIVER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from grader import cli
     from grader.commands import batch_worker
-    from grader.engine import lab_grading, submissions
+    from grader.engine import feedback, lab_grading, submissions
     from grader.infra import proc, toolchain
     from grader.results import LabResult
 
