@@ -85,9 +85,9 @@ void check_bandwidth() {
           cudaMemcpy(got.data(), outs.get(), got.size() * sizeof(T), cudaMemcpyDeviceToHost));
       const double ms = timer.ms();
       for (std::size_t c = 0; c < got.size(); ++c)
-        if (!C::same(got[c], planted.expected(c)))
+        if (!C::same_timed(got[c], planted.expected(c)))
           throw WrongTimedCall{c + 1, C::show(planted.expected(c)), C::show(got[c]),
-                               C::same(got[c], planted.previous(c))};
+                               C::same_timed(got[c], planted.previous(c))};
       return ms;
     };
     BenchConfig config;

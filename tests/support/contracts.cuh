@@ -83,6 +83,7 @@ struct SumTraits {
     CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, in, out, n, s));
   }
   static bool same(T a, T b) { return a == b; }
+  static bool same_timed(T a, T b) { return same(a, b); }  // FloatSumTraits says why two
   static std::string show(T v) { return std::to_string(v); }
 
   // The most specific explanation of one wrong value.
@@ -163,6 +164,7 @@ struct MaxTraits {
   }
   // Bit for bit (so -0.0 differs from +0.0), except that any NaN matches any NaN.
   static bool same(T a, T b) { return (a != a && b != b) || float_bits(a) == float_bits(b); }
+  static bool same_timed(T a, T b) { return same(a, b); }
   static std::string show(T v) {
     if (v != v) return "nan";
     if (v == 0) return (float_bits(v) >> 31) ? "-0.0" : "+0.0";
@@ -241,10 +243,30 @@ struct FloatSumTraits {
   }
   // Small integers come out exact; on hard inputs a result may differ from
   // the correctly rounded sum by rounding, more for the plain float methods.
-  static bool same(T a, T b) {
+  static bool same(T a, T b) { return within(a, b, 0.0f); }
+  // The timed calls' rule. Their input (wide_shuffled, 2^27 elements on an
+  // H100 or H200) holds values up to 2^21 of random sign, and its total lands
+  // anywhere from 0 to a few times 2^30: a float sum's rounding error follows
+  // its partial sums, not the total, so a tolerance relative to the total
+  // alone fails a correct naive sum whose total happens to be near 0. In the
+  // reference kernel's order (tests/tuning/lab11_timed_sums.cpp, 16 seeds):
+  // naive errs 34 to 1,044, compensated 1.3 to 111 (half an ulp), on totals of
+  // 4e7 to 3.4e9 (spread 1.5e9). A copy's plant moves its total by 2^23 - 2^21
+  // to 2^24 + 2^21, so a run whose input totals about that much fails the
+  // naive check where a plant lands within 256 errors of 0: about 1 run in 150
+  // by these figures, and 1 of the 214 lab 11 gradings in the committed class
+  // logs (the reference's, h100/throughput-94a04dd-j24-x12-c10-p8-lcourse.log,
+  // "11:1 failed"). So the tolerance is relative to at least 2^23, the least
+  // plant: 2^15 for naive and pairwise, 30 times the largest naive error
+  // above, and 8 for the accurate methods; a plant still moves the total by
+  // 2^23 - 2^21 or more, so a remembered answer still fails.
+  static bool same_timed(T a, T b) { return within(a, b, 0x1p23f); }
+  // |a - b| at most a fraction of the larger of |a|, |b| and `floor`.
+  static bool within(T a, T b, float floor) {
     const bool accurate = M == FloatSumMethod::kKahan || M == FloatSumMethod::kDouble;
-    const float tolerance = (accurate ? 0x1p-20f : 0x1p-8f) * std::fmax(std::fabs(a), std::fabs(b));
-    return float_bits(a) == float_bits(b) || std::fabs(a - b) <= tolerance;
+    const float relative = accurate ? 0x1p-20f : 0x1p-8f;
+    const float scale = std::fmax(floor, std::fmax(std::fabs(a), std::fabs(b)));
+    return float_bits(a) == float_bits(b) || std::fabs(a - b) <= relative * scale;
   }
   static std::string show(T v) {
     char buf[32];
