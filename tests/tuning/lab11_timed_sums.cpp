@@ -124,6 +124,7 @@ int errors(int argc, char** argv) {
 }
 
 int search(char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each seed as it is found, cut or not
   const std::uint64_t first = std::strtoull(argv[2], nullptr, 0);
   const std::uint64_t count = std::strtoull(argv[3], nullptr, 0);
   const double window = std::atof(argv[4]);
