@@ -77,6 +77,17 @@ def test_no_performance_check_reads_the_lab(tmp_path):
     assert not judge.judge(attack, Result(), tmp_path, policy=False)
 
 
+def test_a_result_without_a_lab_is_a_problem_not_a_crash(tmp_path):
+    # A batch that could not grade (bwrap gone mid-run, on a GPU machine)
+    # writes an error and no lab: the run must report it and go on.
+    class Result:
+        labs, notes, error = [], [], "not graded: SandboxError: bubblewrap is no longer installed"
+
+    attack = {"name": "honest", "expect": "correct", "policy": "no"}
+    problems = judge.judge(attack, Result(), tmp_path, policy=False)
+    assert problems == [f"honest: not graded: {Result.error}"]
+
+
 def test_faults_bounded_check_reads_the_hints(tmp_path):
     class Lab:
         lab, status, points, points_correctness, max_correctness = "07_x", "graded", 0, 0, 6

@@ -13,8 +13,12 @@ from pathlib import Path
 def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = None) -> list[str]:
     """Problems with one attack's graded result (empty: graded as it should be).
     reached: how often the batch's lab code reached listener.Listener."""
-    lab = result.labs[0]
     name = attack["name"]
+    if not result.labs:
+        # Not graded at all (the submission or the batch failed before its
+        # lab): nothing to judge, and the run must say so rather than stop.
+        return [f"{name}: not graded: {result.error or 'no lab in the result'}"]
+    lab = result.labs[0]
     if "unreached" in attack.get("check", []) and reached != 0:
         # Whatever the grade, the lab's code must not have got through.
         why = "no listener was given" if reached is None else f"reached it {reached} time(s)"
