@@ -12,8 +12,8 @@
 namespace lab::test {
 namespace {
 
-// The replay of run seed 400107 on an H100 (lab11_timed_rule.sh): the first
-// timed batch's ninth call summed a copy whose exact total is -55,067.59, and
+// The replay of run seed 400107 on an H100 (lab11_timed_rule.sh): its ninth
+// timed call summed a copy whose exact total is -55,067.59, and
 // the reference's naive sum returned -55,648 (the bits the CPU emulation,
 // tests/tuning/lab11_timed_sums.cpp, predicted: an error of 580).
 constexpr float kExpected = -55067.5859f;

@@ -22,6 +22,7 @@
 //          whose first timed batch plants a copy whose total lies within
 //          WINDOW of 0: the first two calls go to copy 0, then one call a
 //          copy; the rest of the batch depends on the GPU's speed
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
