@@ -20,6 +20,12 @@
 #                bash tests/submissions/issue16_gpu.sh
 #              bash tests/submissions/detached.sh wait /tmp/i16 560 "$OUT"
 #      call 2 (within 30 s): bash tests/submissions/detached.sh wait /tmp/i16 590 "$OUT"
+#
+# Each call copies the tree again, and an ignored folder carried by the first
+# call (bwrap, for the sandbox) is gone from the second on unless that call
+# names it too: a run of 87b7298 lost bwrap mid-way, and its sandboxed batch
+# graded nobody (tests/gpu_runs/h100x2/attacks-87b7298-log.txt). Name the same
+# carry on every call of a run.
 set -u
 what=${1:?start or wait}
 dir=${2:?a folder outside \$OUT}
