@@ -31,7 +31,7 @@ TEST(TimedRule, NaiveSumNearZeroPasses) {
 
 TEST(TimedRule, AccurateSumsStayTight) {
   // The compensated sum of that copy erred by 0.001 (the emulation); 8 is
-  // their floor, far below any plant and any wrong kernel's error.
+  // their floor, far below the least move of a plant.
   EXPECT_TRUE(KahanFloatSumTraits::same_timed(kExpected + 0.001f, kExpected));
   EXPECT_FALSE(KahanFloatSumTraits::same_timed(kExpected + 16.0f, kExpected));
   EXPECT_FALSE(DoubleFloatSumTraits::same_timed(kNaiveGot, kExpected));
