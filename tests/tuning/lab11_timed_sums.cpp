@@ -1,6 +1,6 @@
 // Lab 11's timed test on the CPU: the totals its input sums to, and the error
-// of the reference's naive and compensated sums, added in the order the
-// reference kernel adds them (solutions/11_accurate_float_sum/reduce.cu:
+// of the reference's naive, pairwise and compensated sums, added in the order
+// the reference's kernels add them (solutions/11_accurate_float_sum/reduce.cu:
 // 1024-thread blocks, two per SM, each a contiguous share of 16 KiB tiles,
 // four float4 loads a thread a tile; warp shuffles; the last block combines
 // the blocks in order). No GPU: it says which seeds a GPU run should replay.
@@ -32,6 +32,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "float_sum_inputs.hpp"
@@ -103,6 +104,28 @@ float kernel_order(const std::vector<float>& x, unsigned blocks) {
   return block_combine(last).result();
 }
 
+// The pairwise method (run_tree_passes over pairwise_block): blocks of 256
+// elements, each halved in shared memory (t += t + s, s = 128 down to 1),
+// pass after pass until one block is left.
+float pairwise_order(std::vector<float> level) {
+  constexpr std::size_t kBlock = 256;
+  while (true) {
+    std::vector<float> sums((level.size() + kBlock - 1) / kBlock);
+    for (std::size_t b = 0; b < sums.size(); ++b) {
+      float partial[kBlock];
+      for (std::size_t t = 0; t < kBlock; ++t) {
+        const std::size_t i = b * kBlock + t;
+        partial[t] = i < level.size() ? level[i] : 0.0f;
+      }
+      for (std::size_t half = kBlock / 2; half > 0; half >>= 1)
+        for (std::size_t t = 0; t < half; ++t) partial[t] += partial[t + half];
+      sums[b] = partial[0];
+    }
+    if (sums.size() == 1) return sums[0];
+    level = std::move(sums);
+  }
+}
+
 int errors(int argc, char** argv) {
   const unsigned blocks = 2 * static_cast<unsigned>(std::atoi(argv[2]));
   for (int a = 3; a < argc; ++a) {
@@ -118,8 +141,11 @@ int errors(int argc, char** argv) {
     for (float v : x) exact += lab::to_fixed(v);
     const double total = lab::fixed_to_double(exact);
     const float naive = kernel_order<Naive>(x, blocks), kahan = kernel_order<Kahan>(x, blocks);
-    std::printf("%s total %.9g naive %.9g (error %.4g) compensated %.9g (error %.4g)\n", argv[a],
-                total, naive, std::fabs(naive - total), kahan, std::fabs(kahan - total));
+    const float pairwise = pairwise_order(x);
+    std::printf("%s total %.9g naive %.9g (error %.4g) pairwise %.9g (error %.4g) compensated %.9g "
+                "(error %.4g)\n",
+                argv[a], total, naive, std::fabs(naive - total), pairwise,
+                std::fabs(pairwise - total), kahan, std::fabs(kahan - total));
   }
   return 0;
 }
