@@ -178,9 +178,11 @@ def earlier_errors(previous: StudentResult | None, res: StudentResult) -> list[s
     one timed run and right in the next is not graded (timed_stage.inconsistent),
     and its next run may pass by luck; the instructor still sees that it once
     gave a wrong answer, and the values."""
-    if previous is None or not res.submission_hash:
-        return []
-    if previous.submission_hash != res.submission_hash:
+    if (
+        previous is None
+        or not res.submission_hash
+        or previous.submission_hash != res.submission_hash
+    ):
         return []
     kept = [n for n in previous.notes if n.startswith(EARLIER)]
     if previous.error:

@@ -4,9 +4,9 @@
 # whose first timed batch sums a copy to near 0 (found on the CPU by
 # `lab11-timed-sums search`, tests/tuning/lab11_timed_sums.cpp), once by the
 # rule before (PATCH, the change's diff, reversed in a copy of the tree) and
-# once by the rule now. Before, NaiveSum's bandwidth test fails the reference
-# with a wrong value; now every test passes. Then the same seeds by the rule
-# now, every lab 11 test, under `grade`.
+# once by the rule now, each time every lab 11 test under `grade`. Before,
+# NaiveSum's bandwidth test fails the reference with a wrong value; now every
+# test passes.
 #
 # usage: OUT=DIR PATCH=FILE SEEDS="S1 S2 ..." [ARCH=sm_90] bash tests/gpu_runs/lab11_timed_rule.sh
 set -u
