@@ -264,3 +264,60 @@ def test_student_latency_is_its_labs_in_a_row_then_its_turn():
         "total_max": 21.0,
     }
     assert t.student_latency(log.replace("w0 a: done", "w0 a: waits")) is None
+
+
+def test_a_student_not_graded_as_expected_keeps_their_result(tmp_path):
+    # The batch's folder goes with the GPU machine: the result that holds the
+    # failing case's seed must come back with the figures.
+    out = tmp_path / "work" / "out"
+    for name in ("erin-2", "frank"):
+        (out / "students" / name).mkdir(parents=True)
+        (out / "students" / name / "result.json").write_text(json.dumps({"who": name}))
+        (out / "students" / name / "feedback.md").write_text(f"# {name}\n")
+    dest = tmp_path / "figures" / "throughput-x-problems"
+    problems = [
+        "erin-2: 09_shuffle_vector_loads: expected full, got wrong_value",
+        "erin-2: 11_accurate_float_sum: expected full, got ?",
+        "gone: no result",
+    ]
+    kept = _throughput().keep_problems(out, problems, dest)
+    assert kept == [
+        "throughput-x-problems/erin-2/result.json",
+        "throughput-x-problems/erin-2/feedback.md",
+    ]
+    assert json.loads((dest / "erin-2" / "result.json").read_text()) == {"who": "erin-2"}
+    assert not (dest / "frank").exists()
+    assert _throughput().keep_problems(out, [], tmp_path / "none") == []
+
+
+def test_done_rate_is_the_class_pace_from_the_first_student_done_to_the_last():
+    log = """[trace +10.0 s] w0 a 02_interleaved: graded {}
+[trace +11.0 s] w1 b 02_interleaved: graded {}
+[trace +20.0 s] w0 a 04_sequential_addressing: graded {}
+[trace +30.0 s] w0 a: done
+[trace +32.0 s] w1 b 04_sequential_addressing: graded {}
+[trace +33.0 s] w0 c 02_interleaved: graded {}
+[trace +40.0 s] w1 b: done
+[trace +45.0 s] w0 c 04_sequential_addressing: graded {}
+[trace +48.0 s] w0 c 08_max_reduction: graded {}
+[trace +50.0 s] w0 c: done
+[trace +51.0 s] interrupted
+[trace +52.0 s] w1 d: done
+"""
+    rate = _throughput().done_rate(log)
+    # b's 2 labs and c's 3, from a's done (30 s) to c's (50 s); d was killed.
+    assert rate == {
+        "students": 2,
+        "student_labs": 5,
+        "seconds": 20.0,
+        "per_hour": 900,
+        "first": 30.0,
+    }
+    assert (
+        _throughput().done_rate(
+            log.replace("[trace +40.0 s] w1 b: done\n", "").replace(
+                "[trace +50.0 s] w0 c: done\n", ""
+            )
+        )
+        is None
+    )

@@ -34,7 +34,10 @@ done (timed parts run, result written), with the timed turns the span held
 and the labs graded by its end whose students were not done. While those pile
 up (a batch filling its pipeline) the complete rate is low and the steady rate
 high; the rate a long batch keeps lies between them, and they meet once the
-span holds as many drains as the batch needs.
+span holds as many drains as the batch needs. And the class's own pace
+(done_rate): the labs of the students done after the first student, from
+the first done to the last, every drain they needed included and no filling
+of the pipeline: what a class much larger than the span would keep.
 
 Over the same span, from the trace's run lines: how many shared runs held a
 run slot on average, and the share of the time a run held a GPU alone (a
@@ -92,6 +95,7 @@ def main() -> int:
         analysed = {
             "steady": steady,
             "complete": complete_rate(log, steady),
+            "done_rate": done_rate(log),
             "gpu_holds": gpu_holds(log, steady),
             "holds_by_kind": holds_by_kind(log),
             "phases": phases(log, steady),
@@ -177,6 +181,7 @@ def main() -> int:
     if cut:  # the students it had no time for are not its mistakes
         problems = [p for p in problems if p.split(":")[0] in graded]
     student_labs = len(graded if cut else subs) * len(labs)
+    kept = keep_problems(work / "out", problems, args.out / f"throughput-{args.name}-problems")
     log_text = log_path.read_text()
     steady = steady_rate(log_text)
     figures = {
@@ -191,6 +196,7 @@ def main() -> int:
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
         "steady": steady,
         "complete": complete_rate(log_text, steady),
+        "done_rate": done_rate(log_text),
         "busy_while_steady": busy_between(sampler.samples, steady),
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
@@ -201,6 +207,7 @@ def main() -> int:
         "fractions": fractions(work / "out", graded),
         "samples": sampler.samples,
         "check_problems": problems,
+        "problem_files": kept,
         "log_tail": log_text[-4000:],
     }
     (args.out / f"throughput-{args.name}.json").write_text(json.dumps(figures, indent=2) + "\n")
@@ -226,6 +233,12 @@ def main() -> int:
             else ""
         )
         + (
+            f" ({figures['done_rate']['per_hour']} per hour from the first student done "
+            f"to the last, {figures['done_rate']['students']} students)"
+            if figures["done_rate"]
+            else ""
+        )
+        + (
             f" (CPU {busy['cpu_busy']:.0%} busy, GPU {busy['gpu_util']}% used, medians)"
             if busy
             else ""
@@ -234,6 +247,23 @@ def main() -> int:
         + ("as expected" if not problems else f"WRONG: {problems}")
     )
     return 1 if problems else 0
+
+
+def keep_problems(out: Path, problems: list[str], dest: Path) -> list[str]:
+    """The result.json and feedback.md of each student whose outcome was not as
+    expected, copied to dest/NAME/: the batch's folder goes with the machine,
+    and with it the case, seed and values that would replay the failure (a
+    correct lab 09 failed once at 5633d34 and nothing of it was kept).
+    Returns the files copied, relative to dest's parent."""
+    kept = []
+    for name in sorted({p.split(":")[0] for p in problems}):
+        for file in ("result.json", "feedback.md"):
+            src = out / "students" / name / file
+            if src.is_file():
+                (dest / name).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest / name / file)
+                kept.append(str((dest / name / file).relative_to(dest.parent)))
+    return kept
 
 
 def graded_labs(which: str) -> list[str]:
@@ -369,6 +399,34 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
         "per_hour": round(finished * 3600 / span),
         "timed_turns": turns,
         "unfinished_at_end": sum(n for s, n in labs.items() if not done.get(s, hi + 1) <= hi),
+    }
+
+
+def done_rate(log: str) -> dict | None:
+    """The class's own pace, from the first student done to the last before the
+    interrupt: the labs of the students done after the first, an hour. Unlike
+    the steady rate it has every timed turn of those students in it, and unlike
+    the complete rate no pipeline filling: a class of S students of L labs
+    takes about `first` + S * L / per_hour hours. None with fewer than two done."""
+    stop = _interrupted_at(log)
+    labs: dict[str, int] = {}
+    done: list[tuple[float, str]] = []
+    for line in log.splitlines():
+        if (m := _TRACE.match(line)) and float(m.group(1)) < stop:
+            labs[m.group(2)] = labs.get(m.group(2), 0) + 1
+        elif (m := _DONE.match(line)) and float(m.group(1)) < stop:
+            done.append((float(m.group(1)), m.group(2)))
+    done.sort()
+    if len(done) < 2 or done[-1][0] <= done[0][0]:
+        return None
+    student_labs = sum(labs.get(s, 0) for _, s in done[1:])
+    span = done[-1][0] - done[0][0]
+    return {
+        "students": len(done) - 1,
+        "student_labs": student_labs,
+        "seconds": round(span, 1),
+        "per_hour": round(student_labs * 3600 / span),
+        "first": done[0][0],
     }
 
 
