@@ -19,6 +19,7 @@
 #include <exception>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "contracts.cuh"
 #include "cuda_stream.cuh"
@@ -32,6 +33,7 @@
 #include "remote_contract.cuh"
 #include "sum_sizes.hpp"
 #include "test_env.hpp"
+#include "wire.hpp"
 
 namespace lab::test {
 
@@ -293,6 +295,66 @@ void check_two_streams() {
               C::show(expected), C::show(got), 4, hint::kSharedState,
               "two calls on two streams at once interfered: keep all state in the caller's "
               "output and workspace, and queue every operation on the caller's stream"});
+  }
+}
+
+// Many calls on one workspace, the input alternating between two: a pass that
+// reads the partial sums of the pass before it before every block has written
+// them (a grid launched before its parent has finished) finds the other
+// input's partials there, so each call the race strikes gives a wrong answer.
+// The edge-size cases repeat one input, where a stale partial is the right
+// one, and catch such a race only on a case's first call: lab 10's
+// fire_and_forget mutant passed every one of them in 2 GPU runs of 9
+// (tests/gpu_runs/h100/labs-b2e7c51-log.txt). kBatches of wire::kMaxCalls
+// calls, each into an output of its own, read back after each batch.
+template <class C>
+void check_alternating_inputs() {
+  using T = typename C::T;
+  constexpr std::size_t kN = (std::size_t{1} << 22) + 5;  // 16,385 blocks of 256: many waves
+  constexpr int kBatches = 4;
+  constexpr std::size_t kCalls = wire::kMaxCalls;
+  CudaStream stream;
+  const typename C::Input specs[2] = {C::bandwidth_input(case_seed(kN, 5), kN),
+                                      C::bandwidth_input(case_seed(kN, 6), kN)};
+  const T expected[2] = {C::expected_of(C::exact(specs[0])), C::expected_of(C::exact(specs[1]))};
+  DeviceShared<T> inputs[2] = {DeviceShared<T>(kN), DeviceShared<T>(kN)};
+  DeviceShared<T> outs(kCalls);
+  DeviceShared<unsigned char> workspace;
+  std::vector<T> got(kCalls);
+  ::testing::Test::RecordProperty("n", std::to_string(kN));
+  CaseFailure f;
+  f.n = kN;
+  f.input = "random, two inputs taking turns";
+  f.variant = C::variant();
+  for (int batch = 0; batch < kBatches; ++batch) {
+    const bool ran = guarded_calls(f, [&] {
+      if (batch == 0) {
+        workspace = new_workspace<C>(kN, stream);
+        for (int s = 0; s < 2; ++s) generate(inputs[s].get(), kN, specs[s], stream);
+      }
+      outs.fill_bytes(kPoisonBits & 0xff, stream);
+      std::vector<Invocation> calls;
+      for (std::size_t k = 0; k < kCalls; ++k)
+        calls.push_back(call_of<C>(inputs[k % 2].get(), kN, outs.get() + k, workspace.get()));
+      run_remote(calls);
+      CUDA_CHECK(cudaMemcpy(got.data(), outs.get(), kCalls * sizeof(T), cudaMemcpyDeviceToHost));
+    });
+    if (!ran) return;
+    for (std::size_t k = 0; k < kCalls; ++k) {
+      if (C::same_timed(got[k], expected[k % 2])) continue;
+      f.seed = specs[k % 2].seed;
+      f.expected = C::show(expected[k % 2]);
+      f.got = C::show(got[k]);
+      f.call = static_cast<int>(batch * kCalls + k + 1);
+      f.hint = hint::kDiffersBetweenCalls;
+      f.explain = "wrong on call " + std::to_string(f.call) + " of " +
+                  std::to_string(kBatches * kCalls) +
+                  ", two inputs taking turns with one workspace: most often a pass that read "
+                  "the partial sums of the pass before it too early (a grid launched before "
+                  "every block of the one before had written them) and found the other "
+                  "input's";
+      return report(f);
+    }
   }
 }
 
