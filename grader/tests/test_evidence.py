@@ -216,7 +216,7 @@ def test_the_oldest_layout_takes_cub_from_the_peer_bench():
 
 
 def test_an_old_checker_run_keeps_a_restart_it_counted():
-    old = _json(RUNS / "h100" / "gpucheck.json")
+    old = _json(RUNS / "h100" / "gpucheck.json.gz")
     old["labs"]["02_interleaved"]["solutions"]["run"]["restarts"] = 2
     ev = E.from_data(old, E.GpuCheck)
     assert ev.labs["02_interleaved"].solutions.run.properties["restarts"] == "2"
