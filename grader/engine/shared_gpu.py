@@ -59,7 +59,7 @@ _OUT_OF_MEMORY = re.compile(
 )
 
 # A run alone: the whole run, and one call (every reference's call takes under
-# half a second: tests/gpu_runs/h100/gpucheck-f9cf1c9.json).
+# half a second: tests/gpu_runs/h100/gpucheck-f9cf1c9.json.gz).
 ALONE_SECONDS = 60.0
 ALONE_CALL_SECONDS = 15.0
 
