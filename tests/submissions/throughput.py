@@ -368,6 +368,17 @@ def steady_rate(log: str) -> dict | None:
 _DONE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+): done$")
 
 
+def _done_at(log: str) -> dict[str, float]:
+    """When each student was done (batch_worker's "done" line), for those done
+    before the interrupt."""
+    stop = _interrupted_at(log)
+    return {
+        m.group(2): float(m.group(1))
+        for m in map(_DONE.match, log.splitlines())
+        if m and float(m.group(1)) < stop
+    }
+
+
 def complete_rate(log: str, steady: dict | None) -> dict | None:
     """Over the steady span: the student-labs of the students done in it (their
     timed parts run and their results complete; batch_worker's "done" line) an
@@ -380,15 +391,12 @@ def complete_rate(log: str, steady: dict | None) -> dict | None:
     stop = _interrupted_at(log)
     lo, hi = steady["from"], steady["to"]
     labs: dict[str, int] = {}  # student -> labs graded by the end of the span
-    done: dict[str, float] = {}
+    done = _done_at(log)
     turns = 0
     for line in log.splitlines():
         if m := _TRACE.match(line):
             if float(m.group(1)) <= min(hi, stop):
                 labs[m.group(2)] = labs.get(m.group(2), 0) + 1
-        elif m := _DONE.match(line):
-            if float(m.group(1)) < stop:
-                done[m.group(2)] = float(m.group(1))
         elif (m := _HOLD.match(line)) and m.group(2) == "timed" and m.group(3):
             turns += lo < float(m.group(1)) <= min(hi, stop)
     finished = sum(labs.get(s, 0) for s, t in done.items() if lo < t <= hi)
@@ -410,13 +418,10 @@ def done_rate(log: str) -> dict | None:
     takes about `first` + S * L / per_hour hours. None with fewer than two done."""
     stop = _interrupted_at(log)
     labs: dict[str, int] = {}
-    done: list[tuple[float, str]] = []
-    for line in log.splitlines():
-        if (m := _TRACE.match(line)) and float(m.group(1)) < stop:
+    for m in map(_TRACE.match, log.splitlines()):
+        if m and float(m.group(1)) < stop:
             labs[m.group(2)] = labs.get(m.group(2), 0) + 1
-        elif (m := _DONE.match(line)) and float(m.group(1)) < stop:
-            done.append((float(m.group(1)), m.group(2)))
-    done.sort()
+    done = sorted((t, s) for s, t in _done_at(log).items())
     if len(done) < 2 or done[-1][0] <= done[0][0]:
         return None
     student_labs = sum(labs.get(s, 0) for _, s in done[1:])
@@ -489,14 +494,12 @@ def student_latency(log: str) -> dict | None:
     stop = _interrupted_at(log)
     first: dict[str, float] = {}
     last: dict[str, float] = {}
-    done: dict[str, float] = {}
-    for line in log.splitlines():
-        if (m := _TRACE.match(line)) and (t := float(m.group(1))) < stop:
+    for m in map(_TRACE.match, log.splitlines()):
+        if m and (t := float(m.group(1))) < stop:
             spent = sum(_timing(m).values())
             first.setdefault(m.group(2), t - spent)
             last[m.group(2)] = t
-        elif (m := _DONE.match(line)) and float(m.group(1)) < stop:
-            done[m.group(2)] = float(m.group(1))
+    done = _done_at(log)
     students = [s for s in done if s in first]
     if not students:
         return None

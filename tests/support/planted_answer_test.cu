@@ -19,30 +19,14 @@
 namespace lab::test {
 namespace {
 
-// How a contract's exact answer folds its elements (the type is C::Exact).
-struct MaxFold {
-  static float identity() { return -INFINITY; }
-  static float of(float v) { return v; }
-  static float add(float a, float b) { return max_op(a, b); }
-};
-struct IntSumFold {
-  static std::int64_t identity() { return 0; }
-  static std::int64_t of(int v) { return v; }
-  static std::int64_t add(std::int64_t a, std::int64_t b) { return a + b; }
-};
-struct FixedSumFold {
-  static __int128 identity() { return 0; }
-  static __int128 of(float v) { return to_fixed(v); }
-  static __int128 add(__int128 a, __int128 b) { return a + b; }
-};
-
 constexpr std::uint64_t kSeed = 0x91a47ed;
 
 // At every edge size up to `largest` (and below the device reference's sizes)
 // with every pattern: plants on the first element, the last, the middle and
-// 29 drawn places, each against the fold of the changed input (the fold of
-// the elements before it, the plant, and the fold of those after).
-template <class C, class Fold>
+// 29 drawn places, each against the fold of the changed input by `Op`, the
+// contract's exact reduction (device_reference.cuh): the fold of the elements
+// before it, the plant, and the fold of those after.
+template <class C, class Op>
 void check_plants(std::size_t largest) {
   using T = typename C::T;
   using A = typename C::Exact;
@@ -53,10 +37,10 @@ void check_plants(std::size_t largest) {
       const typename C::Input spec = C::input(p, kSeed ^ n, n);
       const A base = C::exact(spec);
       std::vector<A> before(n + 1), after(n + 1);  // folds of [0, i) and [i, n)
-      before[0] = after[n] = Fold::identity();
+      before[0] = after[n] = Op::identity();
       for (std::size_t i = 0; i < n; ++i)
-        before[i + 1] = Fold::add(before[i], Fold::of(spec.at(i)));
-      for (std::size_t i = n; i-- > 0;) after[i] = Fold::add(Fold::of(spec.at(i)), after[i + 1]);
+        before[i + 1] = Op::combine(before[i], Op::of(spec.at(i)));
+      for (std::size_t i = n; i-- > 0;) after[i] = Op::combine(Op::of(spec.at(i)), after[i + 1]);
       ASSERT_TRUE(C::same(C::expected_of(before[n]), C::expected_of(base)))
           << "n=" << n << " " << pattern_name(p) << ": the fold is not the contract's answer";
       std::mt19937_64 rng(kSeed + n);
@@ -67,7 +51,7 @@ void check_plants(std::size_t largest) {
         const T value = C::plant(rng, spec, original);
         const T said = C::expected_of(C::replaced(base, original, value));
         const T truth =
-            C::expected_of(Fold::add(Fold::add(before[at], Fold::of(value)), after[at + 1]));
+            C::expected_of(Op::combine(Op::combine(before[at], Op::of(value)), after[at + 1]));
         EXPECT_TRUE(C::same(said, truth))
             << "n=" << n << " " << pattern_name(p) << ", element " << at << " (" << original
             << ") replaced by " << value << ": replaced() says " << said << ", the input's "
@@ -79,12 +63,12 @@ void check_plants(std::size_t largest) {
 
 TEST(PlantedAnswer, MaxAtEverySizeAndPlace) {
   std::printf("seed %#llx\n", static_cast<unsigned long long>(kSeed));
-  check_plants<MaxTraits, MaxFold>(std::size_t{1} << 24);
+  check_plants<MaxTraits, FloatMaximum>(std::size_t{1} << 24);
 }
 
-TEST(PlantedAnswer, IntSum) { check_plants<SumTraits, IntSumFold>(65537); }
+TEST(PlantedAnswer, IntSum) { check_plants<SumTraits, Int64Sum>(65537); }
 
-TEST(PlantedAnswer, FloatSum) { check_plants<KahanFloatSumTraits, FixedSumFold>(65537); }
+TEST(PlantedAnswer, FloatSum) { check_plants<KahanFloatSumTraits, Fixed128Sum>(65537); }
 
 // Every finite element of every max input lies below the plant, the property
 // replaced() rests on (the +inf and NaN patterns hold one such element).
