@@ -272,7 +272,7 @@ void check_two_streams() {
   ::testing::Test::RecordProperty("n", std::to_string(kN));
   CaseFailure f;
   f.n = kN;
-  f.input = "random";
+  f.input = pattern_name(specs[0].pattern);
   f.variant = "two streams";
   const bool ran = guarded_calls(f, [&] {
     for (int s = 0; s < 2; ++s) {
@@ -291,7 +291,7 @@ void check_two_streams() {
     const T got = read_back(outs[s].get());
     const T expected = C::reference(specs[s]);
     if (!C::same(got, expected))
-      report({kN, "random", specs[s].seed, "stream " + std::to_string(s + 1) + " of 2",
+      report({kN, f.input, specs[s].seed, "stream " + std::to_string(s + 1) + " of 2",
               C::show(expected), C::show(got), 4, hint::kSharedState,
               "two calls on two streams at once interfered: keep all state in the caller's "
               "output and workspace, and queue every operation on the caller's stream"});
@@ -310,7 +310,9 @@ void check_two_streams() {
 template <class C>
 void check_alternating_inputs() {
   using T = typename C::T;
-  constexpr std::size_t kN = (std::size_t{1} << 22) + 5;  // 16,385 blocks of 256: many waves
+  // Thousands of blocks in any lab's grid, so many waves: a pass launched
+  // early finds blocks of the pass before it still running.
+  constexpr std::size_t kN = (std::size_t{1} << 22) + 5;
   constexpr int kBatches = 4;
   constexpr std::size_t kCalls = wire::kMaxCalls;
   CudaStream stream;
@@ -324,7 +326,7 @@ void check_alternating_inputs() {
   ::testing::Test::RecordProperty("n", std::to_string(kN));
   CaseFailure f;
   f.n = kN;
-  f.input = "random, two inputs taking turns";
+  f.input = std::string(pattern_name(specs[0].pattern)) + ", two inputs taking turns";
   f.variant = C::variant();
   for (int batch = 0; batch < kBatches; ++batch) {
     const bool ran = guarded_calls(f, [&] {
@@ -346,6 +348,12 @@ void check_alternating_inputs() {
       f.expected = C::show(expected[k % 2]);
       f.got = C::show(got[k]);
       f.call = static_cast<int>(batch * kCalls + k + 1);
+      if (C::same(got[k], poison_value<T>())) {
+        f.hint = hint::kNeverWritten;
+        f.explain = "call " + std::to_string(f.call) + " of " + std::to_string(kBatches * kCalls) +
+                    " left its output holding the poison value 0xA5A5A5A5: nothing wrote *out";
+        return report(f);
+      }
       f.hint = hint::kDiffersBetweenCalls;
       f.explain = "wrong on call " + std::to_string(f.call) + " of " +
                   std::to_string(kBatches * kCalls) +
