@@ -81,6 +81,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(REPO))
 import check_class  # noqa: E402
+import cpu_by_command  # noqa: E402
 import make_class  # noqa: E402
 
 from grader import labmeta  # noqa: E402
@@ -120,6 +121,12 @@ def main() -> int:
     ap.add_argument("--copies", type=int, default=1, help="the class this many times over")
     ap.add_argument("--deadline", type=float, help="interrupt the batch after this many seconds")
     ap.add_argument(
+        "--cpu-by-command",
+        action="store_true",
+        help="also read every process's CPU time, for the core-seconds each program "
+        "spent over the steady span (cpu_by_command.py)",
+    )
+    ap.add_argument(
         "--labs",
         default="class",
         help="the labs graded: class (class.toml's), course (every lab one GPU grades, "
@@ -155,6 +162,9 @@ def main() -> int:
     started = time.time()
     sampler = Sampler(started)
     sampler.start()
+    commands = cpu_by_command.CommandCpu(started) if args.cpu_by_command else None
+    if commands:
+        commands.start()
     with open(log_path, "w") as log:
         batch = subprocess.Popen(
             cmd,
@@ -176,6 +186,8 @@ def main() -> int:
                 code = batch.wait()
     seconds = time.time() - started
     sampler.stop()
+    if commands:
+        commands.stop()
     graded = sorted(p.parent.name for p in (work / "out" / "students").glob("*/result.json"))
     problems = check_class.check(work / "out", args.copies, labs)
     if cut:  # the students it had no time for are not its mistakes
@@ -198,6 +210,10 @@ def main() -> int:
         "complete": complete_rate(log_text, steady),
         "done_rate": done_rate(log_text),
         "busy_while_steady": busy_between(sampler.samples, steady),
+        "cpu_by_command": commands
+        and cpu_by_command.by_command(
+            commands.samples, steady, busy_seconds(sampler.samples, steady, sampler)
+        ),
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
         "phases": phases(log_text, steady),
@@ -241,6 +257,13 @@ def main() -> int:
         + (
             f" (CPU {busy['cpu_busy']:.0%} busy, GPU {busy['gpu_util']}% used, medians)"
             if busy
+            else ""
+        )
+        + (
+            " (core-seconds: "
+            + ", ".join(f"{c} {v}" for c, v in list(by_cmd["commands"].items())[:6])
+            + f"; {by_cmd.get('covered', 0):.0%} of the busy time named)"
+            if (by_cmd := figures["cpu_by_command"])
             else ""
         )
         + "; outcomes "
@@ -617,10 +640,15 @@ def _covered(intervals: list[tuple[float, float]]) -> float:
 class Sampler:
     """Every `every` seconds: the share of the CPU cores busy since the last
     sample (/proc/stat) and each GPU's utilisation (nvidia-smi), with the
-    seconds since `started` (the batch's trace clock starts within a second)."""
+    seconds since `started` (the batch's trace clock starts within a second).
+    Only the cores this process may use and the GPUs CUDA_VISIBLE_DEVICES
+    leaves: issue16_gpu.sh's ONE_GPU=1 grades on one GPU and half the cores of
+    a two-GPU host, and the whole machine's figures read half as busy (its
+    3b894b2 run: 42% of 32 cores, about 84% of its 16)."""
 
     def __init__(self, started: float, every: float = 2.0) -> None:
         self.started, self.every = started, every
+        self.cores = len(os.sched_getaffinity(0))
         self.samples: list[dict] = []
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -646,23 +674,49 @@ class Sampler:
             last = now
 
 
-# The machine's CPU time fields, and the share busy between two samples: the
-# grader's own look at the machine's load (grader/infra/cpu_busy.py).
-_cpu_times = machine_load.stat
+# The CPU time fields of the cores this process may use, and the share busy
+# between two samples: the grader's own look at the machine's load
+# (grader/infra/cpu_busy.py).
+def _cpu_times() -> list[int]:
+    return machine_load.stat(set(os.sched_getaffinity(0)))
+
+
 cpu_busy = machine_load.share
 
 
 def _gpu_util() -> list[int]:
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
+            ["nvidia-smi", "--query-gpu=uuid,utilization.gpu", "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
             timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return [int(x) for x in done.stdout.split() if x.isdigit()]
+    return visible_util(done.stdout, os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def visible_util(smi: str, visible: str | None) -> list[int]:
+    """The utilisation of each GPU in nvidia-smi's `uuid, utilization` lines
+    that `visible` (CUDA_VISIBLE_DEVICES: UUIDs, as the grader and
+    issue16_gpu.sh set it) names; every GPU's when it is unset."""
+    names = {v.strip() for v in visible.split(",")} if visible else None
+    util = []
+    for line in smi.splitlines():
+        uuid, _, value = (part.strip() for part in line.partition(","))
+        if value.isdigit() and (names is None or uuid in names):
+            util.append(int(value))
+    return util
+
+
+def busy_seconds(samples: list[dict], steady: dict | None, sampler: Sampler) -> float | None:
+    """The busy core-seconds of the cores sampled, over the steady span: each
+    sample's busy share of the `every` seconds before it."""
+    if not steady:
+        return None
+    inside = [s["cpu_busy"] for s in samples if steady["from"] <= s["t"] <= steady["to"]]
+    return sum(b for b in inside if b is not None) * sampler.every * sampler.cores
 
 
 def busy_between(samples: list[dict], steady: dict | None) -> dict | None:

@@ -1,0 +1,109 @@
+"""tests/submissions/cpu_by_command.py: the core-seconds each program of a
+batch spent, read from /proc (here a made-up one), and throughput.py's
+utilisation of the GPUs CUDA_VISIBLE_DEVICES leaves."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[2] / "tests" / "submissions"
+
+
+def _load(name):
+    sys.path.insert(0, str(HERE))
+    try:
+        spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(HERE))
+
+
+def _stat(pid, comm, utime, stime, start):
+    # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    # cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime
+    return f"{pid} ({comm}) S 4 1 1 0 -1 0 0 0 0 0 {utime} {stime} 7 6 20 0 1 0 {start} 0 0\n"
+
+
+def _proc(root, processes):
+    for pid, comm, utime, stime, start in processes:
+        (root / str(pid)).mkdir(parents=True, exist_ok=True)
+        (root / str(pid) / "stat").write_text(_stat(pid, comm, utime, stime, start))
+    (root / "self").mkdir(exist_ok=True)  # not a PID: skipped
+
+
+def test_a_process_is_its_pid_and_start_with_its_own_ticks(tmp_path):
+    c = _load("cpu_by_command")
+    _proc(tmp_path, [(10, "cicc", 30, 5, 900), (11, "odd) name", 1, 2, 901)])
+    assert c.read_processes(tmp_path) == {
+        (10, 900): ("cicc", 35, 13, 4),
+        (11, 901): ("odd) name", 3, 13, 4),
+    }
+
+
+def test_grown_counts_what_each_command_spent_between_reads():
+    c = _load("cpu_by_command")
+    before = {(10, 900): ("cicc", 35, 0, 20), (12, 5): ("python3", 100, 50, 1)}
+    now = {
+        (10, 900): ("cicc", 60, 0, 20),  # 25 more
+        (12, 5): ("python3", 104, 50, 1),  # 4 more
+        (13, 990): ("ptxas", 9, 0, 12),  # new since: all of it
+        (10, 999): ("ptxas", 2, 0, 12),  # PID 10 reused: a new process
+    }
+    assert c.grown(before, now) == {"cicc": 25, "python3": 4, "ptxas": 11}
+
+
+def test_what_a_parent_reaped_beyond_its_children_last_seen_counts_as_reaped_by_it():
+    c = _load("cpu_by_command")
+    before = {
+        (20, 1): ("nvcc", 5, 40, 12),
+        (21, 2): ("cicc", 30, 0, 20),  # seen, then ends
+    }
+    now = {
+        # nvcc reaped cicc (now 34 in all: 4 after its last read) and a
+        # ptxas never seen (10): 40 + 34 + 10 = 84
+        (20, 1): ("nvcc", 6, 84, 12),
+    }
+    assert c.grown(before, now) == {"nvcc": 1, "reaped by nvcc": 14}
+
+
+def test_by_command_sums_the_steady_span_and_says_how_much_it_named():
+    c = _load("cpu_by_command")
+    ticks = c.TICKS
+    samples = [
+        (5.0, {"cicc": 10 * ticks}),  # before the span
+        (12.0, {"cicc": 2 * ticks, "compute-sanitiz": 3 * ticks}),
+        (20.0, {"cicc": 1 * ticks, "checker-gpu_sum": ticks, "ptxas": ticks // 2}),
+        (40.0, {"ptxas": 100 * ticks}),  # after
+    ]
+    got = c.by_command(samples, {"from": 10.0, "to": 30.0}, busy_seconds=10.0, most=2)
+    assert got == {
+        "core_seconds": 7.5,
+        "commands": {"cicc": 3.0, "compute-sanitiz": 3.0, "other": 1.5},
+        "covered": 0.75,
+    }
+    assert c.by_command(samples, None) is None
+
+
+def test_gpu_utilisation_is_of_the_visible_gpus_only():
+    t = _load("throughput")
+    smi = "GPU-aaa, 44\nGPU-bbb, 0\n"
+    assert t.visible_util(smi, None) == [44, 0]
+    assert t.visible_util(smi, "GPU-aaa") == [44]
+    assert t.visible_util(smi, "GPU-bbb,GPU-aaa") == [44, 0]
+    assert t.visible_util("No devices were found\n", None) == []
+
+
+def test_a_wrapper_and_its_program_that_end_together_are_not_counted_twice():
+    c = _load("cpu_by_command")
+    before = {
+        (30, 1): ("python3", 50, 0, 1),
+        (31, 2): ("unshare", 1, 0, 30),  # python3 -> unshare -> checker
+        (32, 3): ("checker-gpu_sum", 70, 0, 31),
+    }
+    # The checker spent 2 more and ended, unshare reaped it (72) and ended,
+    # and python3 reaped unshare: 1 + 72.
+    now = {(30, 1): ("python3", 51, 73, 1)}
+    assert c.grown(before, now) == {"python3": 1, "reaped by python3": 2}

@@ -1,0 +1,156 @@
+"""Which programs a batch's CPU time goes to: a study beside throughput.py.
+
+The 11-lab class on one GPU of two with 16 of the host's 32 cores kept those
+cores about 84% busy (median; 99% at the 90th percentile) while its GPU was
+44% used (tests/gpu_runs/h100x2/throughput-3b894b2-*): the cores, not the
+GPU, bound it. Which of the batch's programs spend them (the compiler's
+stages, compute-sanitizer, the checkers and runners, the grader's Python)
+is what a change must cut, and what /proc/stat's one total cannot say.
+
+Every `every` seconds this reads each process's own CPU time (utime and
+stime of /proc/PID/stat, in clock ticks) and adds what it grew since the last
+read to its command's name (comm: the first 15 bytes of the program's name).
+A process is known by its PID and start time, so a reused PID is a new
+process; one alive at the first read counts only what it spends after. A process that starts and ends between two reads is never seen (the
+compiler's stages last a fraction of a second), and one that ends loses what
+it spent after its last read; both reach their parent's cutime and cstime
+when it reaps them. So what a parent's reaped children grew by, less what the
+children that ended were last seen at, counts as "reaped by PARENT". What no
+name holds (a parent that ended too, or never was seen) is what `covered`
+leaves out: the names' share of the busy CPU time of the cores (/proc/stat,
+the same span).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+Process = tuple[str, int, int, int]  # comm, own ticks, reaped children's ticks, parent's PID
+
+
+def read_processes(proc: Path = Path("/proc")) -> dict[tuple[int, int], Process]:
+    """(pid, start time) -> (comm, own CPU ticks, reaped children's CPU ticks,
+    parent's PID) of every process readable now."""
+    seen: dict[tuple[int, int], Process] = {}
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (proc / entry.name / "stat").read_text()
+        except OSError:
+            continue  # ended between the listing and the read
+        # comm is in parentheses and may hold spaces or ')': the fields
+        # after it start at the last ')'.
+        left, right = text.find("("), text.rfind(")")
+        if left < 0 or right < left:
+            continue
+        fields = text[right + 2 :].split()
+        if len(fields) < 20:
+            continue
+        # After comm: state(0) ppid(1) ... utime(11) stime(12) cutime(13)
+        # cstime(14) ... starttime(19).
+        seen[(int(entry.name), int(fields[19]))] = (
+            text[left + 1 : right],
+            int(fields[11]) + int(fields[12]),
+            int(fields[13]) + int(fields[14]),
+            int(fields[1]),
+        )
+    return seen
+
+
+def grown(
+    before: dict[tuple[int, int], Process],
+    now: dict[tuple[int, int], Process],
+) -> dict[str, int]:
+    """Ticks each command spent between two reads. A process new at `now`
+    counts all its ticks: it started after `before`. A parent's reaped children's growth, less the last seen totals of its
+    children that ended, counts as "reaped by PARENT"."""
+    spent: dict[str, int] = {}
+
+    def add(comm: str, ticks: int) -> None:
+        if ticks > 0:
+            spent[comm] = spent.get(comm, 0) + ticks
+
+    # What was seen of each process that ended since `before`: its last own
+    # and reaped ticks, and what was seen of its children that ended in the
+    # same span (a wrapper and the program it ran, both gone: the program's
+    # ticks reached the wrapper's reaped ticks after its last read).
+    ended = {key: proc for key, proc in before.items() if key not in now}
+    children_of: dict[int, list[tuple[int, int]]] = {}
+    for key, proc in ended.items():
+        children_of.setdefault(proc[3], []).append(key)
+
+    def seen_of(key: tuple[int, int]) -> int:
+        _, own, children, _ = ended[key]
+        return own + children + sum(seen_of(k) for k in children_of.get(key[0], ()) if k != key)
+
+    ended_totals = {pid: sum(seen_of(k) for k in keys) for pid, keys in children_of.items()}
+    for key, (comm, own, children, _) in now.items():
+        old = before.get(key)
+        if old:
+            add(comm, own - old[1])
+            add(f"reaped by {comm}", children - old[2] - ended_totals.get(key[0], 0))
+        else:
+            add(comm, own)
+            add(f"reaped by {comm}", children - ended_totals.get(key[0], 0))
+    return spent
+
+
+class CommandCpu:
+    """Reads every `every` seconds on a thread of its own; `samples` holds
+    (seconds since `started`, {comm: ticks since the read before})."""
+
+    def __init__(self, started: float, every: float = 0.2, proc: Path = Path("/proc")) -> None:
+        self.started, self.every, self.proc = started, every, proc
+        self.samples: list[tuple[float, dict[str, int]]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        last = read_processes(self.proc)  # what those alive now spent before is not counted
+        while not self._done.wait(self.every):
+            now = read_processes(self.proc)
+            self.samples.append((round(time.time() - self.started, 2), grown(last, now)))
+            last = now
+
+
+def by_command(
+    samples: list[tuple[float, dict[str, int]]],
+    span: dict | None,
+    busy_seconds: float | None = None,
+    most: int = 15,
+) -> dict | None:
+    """Core-seconds per command over the span (throughput.py's steady span:
+    `from` and `to`), the `most` largest and the rest summed as "other";
+    `covered`: their sum over `busy_seconds`, the busy core-seconds that
+    /proc/stat counted over the same span, when given."""
+    if not span:
+        return None
+    summed: dict[str, int] = {}
+    for t, spent in samples:
+        if span["from"] <= t <= span["to"]:
+            for comm, ticks in spent.items():
+                summed[comm] = summed.get(comm, 0) + ticks
+    ranked = sorted(summed.items(), key=lambda kv: -kv[1])
+    seconds = {comm: round(ticks / TICKS, 1) for comm, ticks in ranked[:most]}
+    rest = sum(ticks for _, ticks in ranked[most:])
+    if rest:
+        seconds["other"] = round(rest / TICKS, 1)
+    total = sum(summed.values()) / TICKS
+    result: dict = {"core_seconds": round(total, 1), "commands": seconds}
+    if busy_seconds:
+        result["covered"] = round(total / busy_seconds, 3)
+    return result
