@@ -73,18 +73,40 @@ def test_by_command_sums_the_steady_span_and_says_how_much_it_named():
     c = _load("cpu_by_command")
     ticks = c.TICKS
     samples = [
-        (5.0, {"cicc": 10 * ticks}),  # before the span
-        (12.0, {"cicc": 2 * ticks, "compute-sanitiz": 3 * ticks}),
-        (20.0, {"cicc": 1 * ticks, "checker-gpu_sum": ticks, "ptxas": ticks // 2}),
-        (40.0, {"ptxas": 100 * ticks}),  # after
+        {"t": 5.0, "busy": 99 * ticks, "spent": {"cicc": 10 * ticks}},  # before the span
+        {"t": 12.0, "busy": 5 * ticks, "spent": {"cicc": 2 * ticks, "compute-sanitiz": 3 * ticks}},
+        {"t": 20.0, "busy": 5 * ticks, "spent": {"cicc": ticks, "ptxas": ticks // 2, "x": ticks}},
+        {"t": 40.0, "busy": 99 * ticks, "spent": {"ptxas": 100 * ticks}},  # after
     ]
-    got = c.by_command(samples, {"from": 10.0, "to": 30.0}, busy_seconds=10.0, most=2)
+    got = c.by_command(samples, {"from": 10.0, "to": 30.0}, most=2)
     assert got == {
         "core_seconds": 7.5,
         "commands": {"cicc": 3.0, "compute-sanitiz": 3.0, "other": 1.5},
         "covered": 0.75,
     }
     assert c.by_command(samples, None) is None
+
+
+def test_samples_are_written_as_they_are_taken_and_read_back(tmp_path):
+    c = _load("cpu_by_command")
+    proc = tmp_path / "proc"
+    _proc(proc, [(10, "cicc", 30, 5, 900)])
+    cores = sorted(c.os.sched_getaffinity(0))
+    (proc / "stat").write_text(
+        "cpu  9 9 9 9 9 9 9 9 0 0\n"
+        + "".join(f"cpu{n} 10 0 5 100 3 0 0 0 0 0\n" for n in cores)
+        + "intr 1\n"
+    )
+    assert c.busy_ticks(set(cores[:1]), proc / "stat") == 15
+    path = tmp_path / "run-commands.jsonl"
+    sampler = c.CommandCpu(0.0, path, every=0.01, proc=proc)
+    sampler.start()
+    c.time.sleep(0.1)
+    sampler.stop()
+    with open(path, "a") as f:
+        f.write('{"t": 9')  # a line the run was cut in
+    assert c.load(path) == sampler.samples and sampler.samples
+    assert all(s["spent"] == {} and s["busy"] == 0 for s in sampler.samples)
 
 
 def test_gpu_utilisation_is_of_the_visible_gpus_only():

@@ -17,12 +17,13 @@ it spent after its last read; both reach their parent's cutime and cstime
 when it reaps them. So what a parent's reaped children grew by, less what the
 children that ended were last seen at, counts as "reaped by PARENT". What no
 name holds (a parent that ended too, or never was seen) is what `covered`
-leaves out: the names' share of the busy CPU time of the cores (/proc/stat,
-the same span).
+leaves out: the names' share of the busy CPU time of the cores this process
+may use (/proc/stat, the same span).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -102,13 +103,36 @@ def grown(
     return spent
 
 
-class CommandCpu:
-    """Reads every `every` seconds on a thread of its own; `samples` holds
-    (seconds since `started`, {comm: ticks since the read before})."""
+def busy_ticks(cores: set[int], stat: Path = Path("/proc/stat")) -> int:
+    """Busy ticks so far of `cores` (/proc/stat: user nice system idle iowait
+    irq softirq steal; all but idle and iowait)."""
+    busy = 0
+    for line in stat.read_text().splitlines():
+        name, *fields = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+            ticks = [int(v) for v in fields[:8]]
+            busy += sum(ticks) - ticks[3] - ticks[4]
+    return busy
 
-    def __init__(self, started: float, every: float = 0.2, proc: Path = Path("/proc")) -> None:
-        self.started, self.every, self.proc = started, every, proc
-        self.samples: list[tuple[float, dict[str, int]]] = []
+
+class CommandCpu:
+    """Reads every `every` seconds on a thread of its own. Each sample: `t`
+    (seconds since `started`), `busy` (the busy ticks of the cores this
+    process may use since the sample before) and `spent` ({comm: ticks}),
+    kept in `samples` and written as a line of JSON to `path` as it is taken:
+    a run cut before its end keeps them (the first run of this, eab5613's,
+    was cut by the device's limit, and lost all of them with its memory)."""
+
+    def __init__(
+        self,
+        started: float,
+        path: Path | None = None,
+        every: float = 0.2,
+        proc: Path = Path("/proc"),
+    ) -> None:
+        self.started, self.path, self.every, self.proc = started, path, every, proc
+        self.cores = set(os.sched_getaffinity(0))
+        self.samples: list[dict] = []
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -120,37 +144,53 @@ class CommandCpu:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        last = read_processes(self.proc)  # what those alive now spent before is not counted
-        while not self._done.wait(self.every):
-            now = read_processes(self.proc)
-            self.samples.append((round(time.time() - self.started, 2), grown(last, now)))
-            last = now
+        # What the processes alive now spent before is not counted.
+        last, last_busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
+        with open(self.path or os.devnull, "a") as out:
+            while not self._done.wait(self.every):
+                now, busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
+                sample = {
+                    "t": round(time.time() - self.started, 2),
+                    "busy": busy - last_busy,
+                    "spent": grown(last, now),
+                }
+                self.samples.append(sample)
+                out.write(json.dumps(sample) + "\n")
+                out.flush()
+                last, last_busy = now, busy
 
 
-def by_command(
-    samples: list[tuple[float, dict[str, int]]],
-    span: dict | None,
-    busy_seconds: float | None = None,
-    most: int = 15,
-) -> dict | None:
+def load(path: Path) -> list[dict]:
+    """The samples a CommandCpu wrote to `path` (a last line cut short skipped)."""
+    samples = []
+    for line in path.read_text().splitlines():
+        try:
+            samples.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return samples
+
+
+def by_command(samples: list[dict], span: dict | None, most: int = 15) -> dict | None:
     """Core-seconds per command over the span (throughput.py's steady span:
     `from` and `to`), the `most` largest and the rest summed as "other";
-    `covered`: their sum over `busy_seconds`, the busy core-seconds that
-    /proc/stat counted over the same span, when given."""
+    `covered`: their sum over the busy ticks of the cores over the same span."""
     if not span:
         return None
     summed: dict[str, int] = {}
-    for t, spent in samples:
-        if span["from"] <= t <= span["to"]:
-            for comm, ticks in spent.items():
+    busy = 0
+    for sample in samples:
+        if span["from"] <= sample["t"] <= span["to"]:
+            busy += sample["busy"]
+            for comm, ticks in sample["spent"].items():
                 summed[comm] = summed.get(comm, 0) + ticks
     ranked = sorted(summed.items(), key=lambda kv: -kv[1])
     seconds = {comm: round(ticks / TICKS, 1) for comm, ticks in ranked[:most]}
     rest = sum(ticks for _, ticks in ranked[most:])
     if rest:
         seconds["other"] = round(rest / TICKS, 1)
-    total = sum(summed.values()) / TICKS
-    result: dict = {"core_seconds": round(total, 1), "commands": seconds}
-    if busy_seconds:
-        result["covered"] = round(total / busy_seconds, 3)
+    total = sum(summed.values())
+    result: dict = {"core_seconds": round(total / TICKS, 1), "commands": seconds}
+    if busy:
+        result["covered"] = round(total / busy, 3)
     return result

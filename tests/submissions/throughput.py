@@ -58,7 +58,9 @@ worker, and its timed turn's wait: how long a span must be to see students done.
 
 usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds, holds_by_kind
                                      and phases of a kept log; with the run's JSON beside it
-                                     (LOG's name, .json), fraction_spread too"""
+                                     (LOG's name, .json), fraction_spread too; with
+                                     --cpu-by-command's samples beside it (LOG's name,
+                                     -commands.jsonl), cpu_by_command too"""
 
 from __future__ import annotations
 
@@ -104,6 +106,10 @@ def main() -> int:
             "retimed": retimed(log),
             "timed_failures": timed_failures(log),
         }
+        if commands_file(path).exists():  # written as it went: a cut run has it too
+            analysed["cpu_by_command"] = cpu_by_command.by_command(
+                cpu_by_command.load(commands_file(path)), steady
+            )
         run = path.with_suffix(".json")  # the run's own record, beside its log
         if run.exists():
             analysed["fraction_spread"] = fraction_spread(
@@ -162,7 +168,9 @@ def main() -> int:
     started = time.time()
     sampler = Sampler(started)
     sampler.start()
-    commands = cpu_by_command.CommandCpu(started) if args.cpu_by_command else None
+    commands = (
+        cpu_by_command.CommandCpu(started, commands_file(log_path)) if args.cpu_by_command else None
+    )
     if commands:
         commands.start()
     with open(log_path, "w") as log:
@@ -210,10 +218,7 @@ def main() -> int:
         "complete": complete_rate(log_text, steady),
         "done_rate": done_rate(log_text),
         "busy_while_steady": busy_between(sampler.samples, steady),
-        "cpu_by_command": commands
-        and cpu_by_command.by_command(
-            commands.samples, steady, busy_seconds(sampler.samples, steady, sampler)
-        ),
+        "cpu_by_command": commands and cpu_by_command.by_command(commands.samples, steady),
         "gpu_holds": gpu_holds(log_text, steady),
         "holds_by_kind": holds_by_kind(log_text),
         "phases": phases(log_text, steady),
@@ -648,7 +653,6 @@ class Sampler:
 
     def __init__(self, started: float, every: float = 2.0) -> None:
         self.started, self.every = started, every
-        self.cores = len(os.sched_getaffinity(0))
         self.samples: list[dict] = []
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -710,13 +714,9 @@ def visible_util(smi: str, visible: str | None) -> list[int]:
     return util
 
 
-def busy_seconds(samples: list[dict], steady: dict | None, sampler: Sampler) -> float | None:
-    """The busy core-seconds of the cores sampled, over the steady span: each
-    sample's busy share of the `every` seconds before it."""
-    if not steady:
-        return None
-    inside = [s["cpu_busy"] for s in samples if steady["from"] <= s["t"] <= steady["to"]]
-    return sum(b for b in inside if b is not None) * sampler.every * sampler.cores
+def commands_file(log: Path) -> Path:
+    """Where --cpu-by-command's samples go, beside the run's log."""
+    return log.with_name(log.stem + "-commands.jsonl")
 
 
 def busy_between(samples: list[dict], steady: dict | None) -> dict | None:
