@@ -115,24 +115,12 @@ def busy_ticks(cores: set[int], stat: Path = Path("/proc/stat")) -> int:
     return busy
 
 
-class CommandCpu:
-    """Reads every `every` seconds on a thread of its own. Each sample: `t`
-    (seconds since `started`), `busy` (the busy ticks of the cores this
-    process may use since the sample before) and `spent` ({comm: ticks}),
-    kept in `samples` and written as a line of JSON to `path` as it is taken:
-    a run cut before its end keeps them (the first run of this, eab5613's,
-    was cut by the device's limit, and lost all of them with its memory)."""
+class Periodic:
+    """A thread of its own that calls begin(), then tick() every `every`
+    seconds until stop(), then end(): a sampler of throughput.py's."""
 
-    def __init__(
-        self,
-        started: float,
-        path: Path | None = None,
-        every: float = 0.2,
-        proc: Path = Path("/proc"),
-    ) -> None:
-        self.started, self.path, self.every, self.proc = started, path, every, proc
-        self.cores = set(os.sched_getaffinity(0))
-        self.samples: list[dict] = []
+    def __init__(self, every: float) -> None:
+        self.every = every
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -143,21 +131,64 @@ class CommandCpu:
         self._done.set()
         self._thread.join(timeout=10)
 
+    def begin(self) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
     def _run(self) -> None:
-        # What the processes alive now spent before is not counted.
-        last, last_busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
-        with open(self.path or os.devnull, "a") as out:
+        self.begin()
+        try:
             while not self._done.wait(self.every):
-                now, busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
-                sample = {
-                    "t": round(time.time() - self.started, 2),
-                    "busy": busy - last_busy,
-                    "spent": grown(last, now),
-                }
-                self.samples.append(sample)
-                out.write(json.dumps(sample) + "\n")
-                out.flush()
-                last, last_busy = now, busy
+                self.tick()
+        finally:
+            self.end()
+
+
+class CommandCpu(Periodic):
+    """Each sample: `t` (seconds since `started`), `busy` (the busy ticks of
+    the cores this process may use since the sample before) and `spent`
+    ({comm: ticks}), kept in `samples` and written as a line of JSON to `path`
+    as it is taken: a run cut before its end keeps them (the first run of
+    this, eab5613's, was cut by the device's limit, and lost all of them with
+    its memory)."""
+
+    def __init__(
+        self,
+        started: float,
+        path: Path | None = None,
+        every: float = 0.2,
+        proc: Path = Path("/proc"),
+    ) -> None:
+        super().__init__(every)
+        self.started, self.path, self.proc = started, path, proc
+        self.cores = set(os.sched_getaffinity(0))
+        self.samples: list[dict] = []
+
+    def begin(self) -> None:
+        # What the processes alive now spent before is not counted.
+        self._last = read_processes(self.proc)
+        self._last_busy = busy_ticks(self.cores, self.proc / "stat")
+        self._out = open(self.path or os.devnull, "a")
+
+    def tick(self) -> None:
+        now, busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
+        sample = {
+            "t": round(time.time() - self.started, 2),
+            "busy": busy - self._last_busy,
+            "spent": grown(self._last, now),
+        }
+        self.samples.append(sample)
+        self._out.write(json.dumps(sample) + "\n")
+        self._out.flush()
+        self._last, self._last_busy = now, busy
+
+    def end(self) -> None:
+        self._out.close()
 
 
 def load(path: Path) -> list[dict]:

@@ -73,7 +73,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from pathlib import Path
@@ -642,7 +641,7 @@ def _covered(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
-class Sampler:
+class Sampler(cpu_by_command.Periodic):
     """Every `every` seconds: the share of the CPU cores busy since the last
     sample (/proc/stat) and each GPU's utilisation (nvidia-smi), with the
     seconds since `started` (the batch's trace clock starts within a second).
@@ -652,30 +651,23 @@ class Sampler:
     3b894b2 run: 42% of 32 cores, about 84% of its 16)."""
 
     def __init__(self, started: float, every: float = 2.0) -> None:
-        self.started, self.every = started, every
+        super().__init__(every)
+        self.started = started
         self.samples: list[dict] = []
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
+    def begin(self) -> None:
+        self._last = _cpu_times()
 
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        last = _cpu_times()
-        while not self._done.wait(self.every):
-            now = _cpu_times()
-            self.samples.append(
-                {
-                    "t": round(time.time() - self.started, 1),
-                    "cpu_busy": cpu_busy(last, now),
-                    "gpu_util": _gpu_util(),
-                }
-            )
-            last = now
+    def tick(self) -> None:
+        now = _cpu_times()
+        self.samples.append(
+            {
+                "t": round(time.time() - self.started, 1),
+                "cpu_busy": cpu_busy(self._last, now),
+                "gpu_util": _gpu_util(),
+            }
+        )
+        self._last = now
 
 
 # The CPU time fields of the cores this process may use, and the share busy
