@@ -3,6 +3,8 @@ batch spent, read from /proc (here a made-up one), and throughput.py's
 utilisation of the GPUs CUDA_VISIBLE_DEVICES leaves."""
 
 import importlib.util
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -129,3 +131,29 @@ def test_a_wrapper_and_its_program_that_end_together_are_not_counted_twice():
     # and python3 reaped unshare: 1 + 72.
     now = {(30, 1): ("python3", 51, 73, 1)}
     assert c.grown(before, now) == {"python3": 1, "reaped by python3": 2}
+
+
+def test_analyse_reads_the_samplers_files_beside_a_cut_log(tmp_path):
+    log = tmp_path / "throughput-cut.log"
+    log.write_text(
+        "[trace +10.0 s] w0 a 02_interleaved: graded {}\n"
+        "[trace +30.0 s] w0 a 04_sequential_addressing: graded {}\n"
+    )
+    samples = [
+        {"t": t, "cpu_busy": b, "gpu_util": [40]} for t, b in ((12, 0.5), (20, 0.7), (28, 0.9))
+    ]
+    (tmp_path / "throughput-cut-samples.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in samples) + '{"t": 3'  # cut mid-line
+    )
+    (tmp_path / "throughput-cut-commands.jsonl").write_text(
+        json.dumps({"t": 15, "busy": 200, "spent": {"cicc": 100}}) + "\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(HERE / "throughput.py"), "--analyse", str(log)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(done.stdout)
+    assert got["busy_while_steady"] == {"samples": 3, "cpu_busy": 0.7, "gpu_util": 40}
+    assert got["cpu_by_command"]["covered"] == 0.5

@@ -116,11 +116,15 @@ def busy_ticks(cores: set[int], stat: Path = Path("/proc/stat")) -> int:
 
 
 class Periodic:
-    """A thread of its own that calls begin(), then tick() every `every`
-    seconds until stop(), then end(): a sampler of throughput.py's."""
+    """A thread of its own that calls first(), then sample() every `every`
+    seconds until stop(): each sample goes to `samples` and, as a line of
+    JSON, to `path` as it is taken, so that a run cut before its end keeps
+    them (the first run of CommandCpu, eab5613's, was cut by the device's
+    limit and lost all of them with its memory). throughput.py's samplers."""
 
-    def __init__(self, every: float) -> None:
-        self.every = every
+    def __init__(self, every: float, path: Path | None = None) -> None:
+        self.every, self.path = every, path
+        self.samples: list[dict] = []
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -131,31 +135,26 @@ class Periodic:
         self._done.set()
         self._thread.join(timeout=10)
 
-    def begin(self) -> None:
-        pass
+    def first(self) -> None:
+        """What the first sample is measured from."""
 
-    def tick(self) -> None:
-        pass
-
-    def end(self) -> None:
-        pass
+    def sample(self) -> dict:
+        raise NotImplementedError
 
     def _run(self) -> None:
-        self.begin()
-        try:
+        self.first()
+        with open(self.path or os.devnull, "a") as out:
             while not self._done.wait(self.every):
-                self.tick()
-        finally:
-            self.end()
+                taken = self.sample()
+                self.samples.append(taken)
+                out.write(json.dumps(taken) + "\n")
+                out.flush()
 
 
 class CommandCpu(Periodic):
     """Each sample: `t` (seconds since `started`), `busy` (the busy ticks of
     the cores this process may use since the sample before) and `spent`
-    ({comm: ticks}), kept in `samples` and written as a line of JSON to `path`
-    as it is taken: a run cut before its end keeps them (the first run of
-    this, eab5613's, was cut by the device's limit, and lost all of them with
-    its memory)."""
+    ({comm: ticks})."""
 
     def __init__(
         self,
@@ -164,35 +163,28 @@ class CommandCpu(Periodic):
         every: float = 0.2,
         proc: Path = Path("/proc"),
     ) -> None:
-        super().__init__(every)
-        self.started, self.path, self.proc = started, path, proc
+        super().__init__(every, path)
+        self.started, self.proc = started, proc
         self.cores = set(os.sched_getaffinity(0))
-        self.samples: list[dict] = []
 
-    def begin(self) -> None:
+    def first(self) -> None:
         # What the processes alive now spent before is not counted.
         self._last = read_processes(self.proc)
         self._last_busy = busy_ticks(self.cores, self.proc / "stat")
-        self._out = open(self.path or os.devnull, "a")
 
-    def tick(self) -> None:
+    def sample(self) -> dict:
         now, busy = read_processes(self.proc), busy_ticks(self.cores, self.proc / "stat")
-        sample = {
+        taken = {
             "t": round(time.time() - self.started, 2),
             "busy": busy - self._last_busy,
             "spent": grown(self._last, now),
         }
-        self.samples.append(sample)
-        self._out.write(json.dumps(sample) + "\n")
-        self._out.flush()
         self._last, self._last_busy = now, busy
-
-    def end(self) -> None:
-        self._out.close()
+        return taken
 
 
 def load(path: Path) -> list[dict]:
-    """The samples a CommandCpu wrote to `path` (a last line cut short skipped)."""
+    """The samples a Periodic wrote to `path` (a last line cut short skipped)."""
     samples = []
     for line in path.read_text().splitlines():
         try:

@@ -47,6 +47,9 @@ timed run waited or started (gpu_holds): where the GPUs' time went.
 Writes OUT/throughput-NAME.json, OUT/throughput-NAME.log and the batch's
 class report as OUT/throughput-NAME-report.html, and prints one
 line: seconds, student-labs per hour, and whether every outcome was right.
+The CPU and GPU samples go to OUT/throughput-NAME-samples.jsonl as they are
+taken (and --cpu-by-command's to -commands.jsonl), so that a run its device
+call cuts keeps them beside its log for --analyse.
 
 Per kind of run (holds_by_kind): how many, and the seconds they held a slot
 or the GPU, started and waited. Per phase of a worker's lab (phases: build,
@@ -59,8 +62,9 @@ worker, and its timed turn's wait: how long a span must be to see students done.
 usage: throughput.py --analyse LOG   the steady and complete rates, gpu_holds, holds_by_kind
                                      and phases of a kept log; with the run's JSON beside it
                                      (LOG's name, .json), fraction_spread too; with
-                                     --cpu-by-command's samples beside it (LOG's name,
-                                     -commands.jsonl), cpu_by_command too"""
+                                     the samplers' files beside it (LOG's name,
+                                     -samples.jsonl, -commands.jsonl), busy_while_steady
+                                     and cpu_by_command too"""
 
 from __future__ import annotations
 
@@ -105,9 +109,13 @@ def main() -> int:
             "retimed": retimed(log),
             "timed_failures": timed_failures(log),
         }
-        if commands_file(path).exists():  # written as it went: a cut run has it too
+        # The samplers' files, written as they went: a cut run has them too.
+        if beside(path, "samples").exists():
+            samples = cpu_by_command.load(beside(path, "samples"))
+            analysed["busy_while_steady"] = busy_between(samples, steady)
+        if beside(path, "commands").exists():
             analysed["cpu_by_command"] = cpu_by_command.by_command(
-                cpu_by_command.load(commands_file(path)), steady
+                cpu_by_command.load(beside(path, "commands")), steady
             )
         run = path.with_suffix(".json")  # the run's own record, beside its log
         if run.exists():
@@ -165,10 +173,12 @@ def main() -> int:
     ]
     log_path = args.out / f"throughput-{args.name}.log"
     started = time.time()
-    sampler = Sampler(started)
+    sampler = Sampler(started, beside(log_path, "samples"))
     sampler.start()
     commands = (
-        cpu_by_command.CommandCpu(started, commands_file(log_path)) if args.cpu_by_command else None
+        cpu_by_command.CommandCpu(started, beside(log_path, "commands"))
+        if args.cpu_by_command
+        else None
     )
     if commands:
         commands.start()
@@ -650,24 +660,22 @@ class Sampler(cpu_by_command.Periodic):
     a two-GPU host, and the whole machine's figures read half as busy (its
     3b894b2 run: 42% of 32 cores, about 84% of its 16)."""
 
-    def __init__(self, started: float, every: float = 2.0) -> None:
-        super().__init__(every)
+    def __init__(self, started: float, path: Path | None = None, every: float = 2.0) -> None:
+        super().__init__(every, path)
         self.started = started
-        self.samples: list[dict] = []
 
-    def begin(self) -> None:
+    def first(self) -> None:
         self._last = _cpu_times()
 
-    def tick(self) -> None:
+    def sample(self) -> dict:
         now = _cpu_times()
-        self.samples.append(
-            {
-                "t": round(time.time() - self.started, 1),
-                "cpu_busy": cpu_busy(self._last, now),
-                "gpu_util": _gpu_util(),
-            }
-        )
+        taken = {
+            "t": round(time.time() - self.started, 1),
+            "cpu_busy": cpu_busy(self._last, now),
+            "gpu_util": _gpu_util(),
+        }
         self._last = now
+        return taken
 
 
 # The CPU time fields of the cores this process may use, and the share busy
@@ -706,9 +714,10 @@ def visible_util(smi: str, visible: str | None) -> list[int]:
     return util
 
 
-def commands_file(log: Path) -> Path:
-    """Where --cpu-by-command's samples go, beside the run's log."""
-    return log.with_name(log.stem + "-commands.jsonl")
+def beside(log: Path, what: str) -> Path:
+    """Where a sampler's samples go, beside the run's log: `samples` (CPU and
+    GPU) and `commands` (--cpu-by-command's)."""
+    return log.with_name(f"{log.stem}-{what}.jsonl")
 
 
 def busy_between(samples: list[dict], steady: dict | None) -> dict | None:
