@@ -12,8 +12,8 @@ GPU can measure.
 
 Measured on a 2-core machine without a GPU (AMD EPYC, nvcc 13.0) at 6efde9b,
 the solutions, medians of 2 rounds (tests/tuning/compile-cost-6efde9b.json):
-1.4-1.5 core-seconds a build and 1.6-1.8 a policy compile for labs 02-10,
-3.3 and 4.0 for lab 11, 0.5 and 0.4 for lab 01; the 11 labs 15.7 and 18.3,
+1.3-1.5 core-seconds a build and 1.5-1.7 a policy compile for labs 02-10,
+3.1 and 3.9 for lab 11, 0.4 and 0.4 for lab 01; the 11 labs 15.7 and 18.3,
 about 3.1 core-seconds a lab in all: a fifth of the 16-17 a lab costs the GPU
 machine. The other four fifths are the runs (the checkers, the runners,
 compute-sanitizer) and the grader: throughput.py --cpu-by-command's to say.
