@@ -14,13 +14,14 @@ import time
 BUSY_FRACTION = 0.25
 
 
-def stat(cpus: set[int] | None = None) -> list[int]:
+def stat(cpus: set[int] | None = None, path: str = "/proc/stat") -> list[int]:
     """/proc/stat's time fields (user nice system idle iowait irq softirq
     steal ...) summed over `cpus`, or the whole machine's "cpu" line; [] where
-    /proc/stat cannot tell (or holds none of `cpus`)."""
+    /proc/stat cannot tell (or holds none of `cpus`). `path`: another file of
+    its form (a test's)."""
     summed: list[int] = []
     try:
-        with open("/proc/stat") as f:
+        with open(path) as f:
             for line in f:
                 name, *fields = line.split()
                 if not name.startswith("cpu"):

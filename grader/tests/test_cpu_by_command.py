@@ -2,25 +2,15 @@
 batch spent, read from /proc (here a made-up one), and throughput.py's
 utilisation of the GPUs CUDA_VISIBLE_DEVICES leaves."""
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[2] / "tests" / "submissions"
+from grader.tests.test_throughput import SCRIPT, _throughput
 
 
-def _load(name):
-    sys.path.insert(0, str(HERE))
-    try:
-        spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(HERE))
+def _c():
+    return _throughput().cpu_by_command  # the module throughput.py imports
 
 
 def _stat(pid, comm, utime, stime, start):
@@ -37,7 +27,7 @@ def _proc(root, processes):
 
 
 def test_a_process_is_its_pid_and_start_with_its_own_ticks(tmp_path):
-    c = _load("cpu_by_command")
+    c = _c()
     _proc(tmp_path, [(10, "cicc", 30, 5, 900), (11, "odd) name", 1, 2, 901)])
     assert c.read_processes(tmp_path) == {
         (10, 900): ("cicc", 35, 13, 4),
@@ -46,7 +36,7 @@ def test_a_process_is_its_pid_and_start_with_its_own_ticks(tmp_path):
 
 
 def test_grown_counts_what_each_command_spent_between_reads():
-    c = _load("cpu_by_command")
+    c = _c()
     before = {(10, 900): ("cicc", 35, 0, 20), (12, 5): ("python3", 100, 50, 1)}
     now = {
         (10, 900): ("cicc", 60, 0, 20),  # 25 more
@@ -58,7 +48,7 @@ def test_grown_counts_what_each_command_spent_between_reads():
 
 
 def test_what_a_parent_reaped_beyond_its_children_last_seen_counts_as_reaped_by_it():
-    c = _load("cpu_by_command")
+    c = _c()
     before = {
         (20, 1): ("nvcc", 5, 40, 12),
         (21, 2): ("cicc", 30, 0, 20),  # seen, then ends
@@ -72,7 +62,7 @@ def test_what_a_parent_reaped_beyond_its_children_last_seen_counts_as_reaped_by_
 
 
 def test_by_command_sums_the_steady_span_and_says_how_much_it_named():
-    c = _load("cpu_by_command")
+    c = _c()
     ticks = c.TICKS
     samples = [
         {"t": 5.0, "busy": 99 * ticks, "spent": {"cicc": 10 * ticks}},  # before the span
@@ -90,7 +80,7 @@ def test_by_command_sums_the_steady_span_and_says_how_much_it_named():
 
 
 def test_samples_are_written_as_they_are_taken_and_read_back(tmp_path):
-    c = _load("cpu_by_command")
+    c = _c()
     proc = tmp_path / "proc"
     _proc(proc, [(10, "cicc", 30, 5, 900)])
     cores = sorted(c.os.sched_getaffinity(0))
@@ -112,16 +102,16 @@ def test_samples_are_written_as_they_are_taken_and_read_back(tmp_path):
 
 
 def test_gpu_utilisation_is_of_the_visible_gpus_only():
-    t = _load("throughput")
+    t = _throughput()
     smi = "GPU-aaa, 44\nGPU-bbb, 0\n"
-    assert t.visible_util(smi, None) == [44, 0]
-    assert t.visible_util(smi, "GPU-aaa") == [44]
-    assert t.visible_util(smi, "GPU-bbb,GPU-aaa") == [44, 0]
-    assert t.visible_util("No devices were found\n", None) == []
+    assert t.visible_util(smi, {"GPU-aaa", "GPU-bbb"}) == [44, 0]
+    assert t.visible_util(smi, {"GPU-aaa"}) == [44]
+    assert t.visible_util(smi, set()) == []
+    assert t.visible_util("No devices were found\n", {"GPU-aaa"}) == []
 
 
 def test_a_wrapper_and_its_program_that_end_together_are_not_counted_twice():
-    c = _load("cpu_by_command")
+    c = _c()
     before = {
         (30, 1): ("python3", 50, 0, 1),
         (31, 2): ("unshare", 1, 0, 30),  # python3 -> unshare -> checker
@@ -149,7 +139,7 @@ def test_analyse_reads_the_samplers_files_beside_a_cut_log(tmp_path):
         json.dumps({"t": 15, "busy": 200, "spent": {"cicc": 100}}) + "\n"
     )
     done = subprocess.run(
-        [sys.executable, str(HERE / "throughput.py"), "--analyse", str(log)],
+        [sys.executable, str(SCRIPT), "--analyse", str(log)],
         capture_output=True,
         text=True,
         check=True,

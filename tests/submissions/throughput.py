@@ -90,6 +90,7 @@ import cpu_by_command  # noqa: E402
 import make_class  # noqa: E402
 
 from grader import labmeta  # noqa: E402
+from grader.infra import gpus  # noqa: E402
 from grader.infra import cpu_busy as machine_load  # noqa: E402
 
 
@@ -666,13 +667,14 @@ class Sampler(cpu_by_command.Periodic):
 
     def first(self) -> None:
         self._last = _cpu_times()
+        self._gpus = set(gpus.visible_gpus())  # the grader's reading of CUDA_VISIBLE_DEVICES
 
     def sample(self) -> dict:
         now = _cpu_times()
         taken = {
             "t": round(time.time() - self.started, 1),
             "cpu_busy": cpu_busy(self._last, now),
-            "gpu_util": _gpu_util(),
+            "gpu_util": _gpu_util(self._gpus),
         }
         self._last = now
         return taken
@@ -688,7 +690,7 @@ def _cpu_times() -> list[int]:
 cpu_busy = machine_load.share
 
 
-def _gpu_util() -> list[int]:
+def _gpu_util(visible: set[str]) -> list[int]:
     try:
         done = subprocess.run(
             ["nvidia-smi", "--query-gpu=uuid,utilization.gpu", "--format=csv,noheader,nounits"],
@@ -698,18 +700,16 @@ def _gpu_util() -> list[int]:
         )
     except (OSError, subprocess.TimeoutExpired):
         return []
-    return visible_util(done.stdout, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return visible_util(done.stdout, visible)
 
 
-def visible_util(smi: str, visible: str | None) -> list[int]:
+def visible_util(smi: str, visible: set[str]) -> list[int]:
     """The utilisation of each GPU in nvidia-smi's `uuid, utilization` lines
-    that `visible` (CUDA_VISIBLE_DEVICES: UUIDs, as the grader and
-    issue16_gpu.sh set it) names; every GPU's when it is unset."""
-    names = {v.strip() for v in visible.split(",")} if visible else None
+    whose UUID is in `visible` (gpus.visible_gpus())."""
     util = []
     for line in smi.splitlines():
         uuid, _, value = (part.strip() for part in line.partition(","))
-        if value.isdigit() and (names is None or uuid in names):
+        if value.isdigit() and uuid in visible:
             util.append(int(value))
     return util
 

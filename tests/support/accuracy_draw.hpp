@@ -33,8 +33,7 @@ struct AccuracyDraw {
 // seed_of(k): the k-th candidate seed (k = 0 is the case's own).
 template <class SeedOf>
 AccuracyDraw accuracy_draw(SumPattern pattern, std::size_t n, SeedOf seed_of) {
-  constexpr __int128 kMinFixed = static_cast<__int128>(1) << (16 + kFixedPointBits);
-  static_assert(kMinTotal == 0x1p16, "kMinFixed is kMinTotal in fixed point");
+  constexpr __int128 kMinFixed = static_cast<__int128>(kMinTotal) << kFixedPointBits;
   AccuracyDraw d;
   for (;; ++d.redraws) {
     d.seed = seed_of(static_cast<std::uint64_t>(d.redraws));
