@@ -242,11 +242,12 @@ def _grade_lab(
     sandboxed = hasattr(isolation, "build")
     check = linked_policy and impl == "labs"
     work = policy_work or build_dir / "policy"
-    linked = functools.partial(linked_violations, lab, lab_dir, repo, work)
+    linked = functools.partial(linked_violations, lab, lab_dir, repo, work, build_dir, target)
     later = timed_later is not None and perf
     timed_here = perf and not later
-    # The linked check compiles the file again (its own flags: engine/symbols.py)
-    # and needs nothing from the build: it runs beside it ("policy" counts only
+    # The linked check compiles the file again (the build's own command, read
+    # from the build folder's compile_commands.json, plus what keeps calls
+    # visible: engine/build_flags.py) and needs nothing from the build: it runs beside it ("policy" counts only
     # the wait after). Not in the sandbox: there the build comes first, so that
     # code the sandbox refuses is never compiled outside it. The tests run
     # whatever it says, so where none is timed here it goes on beside them too

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..infra import toolchain
-from . import policy
+from . import build_flags, policy
 
 
 def violation_text(v: policy.Violation) -> str:
@@ -17,15 +17,35 @@ def violation_text(v: policy.Violation) -> str:
 
 
 def linked_violations(
-    lab: labmeta.Lab, lab_dir: Path, repo: Path, policy_work: Path
+    lab: labmeta.Lab,
+    lab_dir: Path,
+    repo: Path,
+    policy_work: Path,
+    build_dir: Path,
+    target: str,
 ) -> list[policy.Violation]:
     """The linked policy check of each of the lab's files against the skeleton
-    and the reference; a file that built but could not be checked fails closed."""
+    and the reference, each compiled as build_dir's target compiles the file
+    (build_flags.py says why); a file that built but could not be checked
+    fails closed."""
     violations: list[policy.Violation] = []
     for name in lab.files:
         reference = reference_file(repo, lab, name)
         if reference is None:
             continue  # a student's own copy: the instructor's batch runs this check
+        like = build_flags.for_file(build_dir, target, name)
+        if like is None:
+            violations.append(
+                policy.Violation(
+                    name,
+                    0,
+                    "",
+                    "the policy check could not find how the build compiles this file "
+                    f"({build_dir / 'compile_commands.json'}, target {target}), so it "
+                    "cannot check it the way it must",
+                )
+            )
+            continue
         checked = policy.check_linked(
             lab,
             lab_dir / name,
@@ -33,6 +53,7 @@ def linked_violations(
             reference_file=reference,
             include_dirs=[repo / "common"],
             work=policy_work,
+            like=like,
         )
         violations += checked.violations
         if not checked.judged:

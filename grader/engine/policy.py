@@ -191,6 +191,7 @@ class _CompileOptions(TypedDict):
     work: Path
     timeout: float
     instructions: tuple[str, ...]
+    like: list[str] | None
 
 
 def check_linked(
@@ -202,11 +203,14 @@ def check_linked(
     include_dirs: list[Path],
     work: Path,
     timeout: float = 120,
+    like: list[str] | None = None,
 ) -> LinkedCheck:
     """Compiles student_file (the instructor's file with the student's fences
     transplanted) and reports what it links or calls that is forbidden and
     that neither the skeleton nor the reference has. timeout: seconds for
-    each compile. The skeleton's and reference's facts are cached under work."""
+    each compile. The skeleton's and reference's facts are cached under work.
+    like: the build's command for the file (build_flags.for_file), which all
+    three compiles then share."""
     started = time.monotonic()
     categories = categories_for(lab)
     common = _CompileOptions(
@@ -215,6 +219,7 @@ def check_linked(
         work=work,
         timeout=timeout,
         instructions=instruction_patterns(categories),
+        like=like,
     )
     student = symbols.compile_facts(student_file, **common)
     if not student.ok:

@@ -2,26 +2,29 @@
 visible, then read the facts the policy check (grader/engine/policy.py) judges.
 
 Spelling can hide a call (a macro that pastes a name, an alias, `using
-namespace`, a function pointer, dlsym); compiled output cannot. So the file is
-compiled as the build compiles it, except that host code is not optimised,
-where an inlined call would vanish from the object:
+namespace`, a function pointer, dlsym); compiled output cannot. The grader
+compiles the file with the build's own command (compile_commands.json, read
+by build_flags.py: the same macros, optimisation level and GPU architectures,
+so no code exists in what runs and not in what is checked) plus
+-fno-inline (host calls stay calls; the __NO_INLINE__ it defines is taken
+away), -g1 (host line tables and nothing else, so a violation names the
+student's line) and -keep (the PTX; the build's -lineinfo puts `.file` and
+`.loc` in it, without which fully inlined CUB leaves no trace on the device
+side). Compile and facts of a reference file, with the build's -O3
+-arch=sm_90 against the fixed command below (which the tests of the facts
+themselves still use), on a 2-core AMD EPYC, median of 3: lab 01 0.46 core-s
+(0.28), 04 1.13 (1.42), 07 1.07 (1.48), 11 2.56 (3.19): one device pass
+instead of two outweighs ptxas and the optimised host code.
 
   .cu   nvcc -c -O0 -Xcompiler=-O0,-fno-inline,-g1 -lineinfo
              -gencode=arch=compute_75,code=compute_75 -gencode=arch=compute_90,code=compute_90
              -std=c++17 [-rdc=true] -keep -keep-dir DIR -I INCLUDE... FILE -o DIR/x.o
   .cpp  g++ -c -O0 -g1 -fno-inline -std=c++17 -I INCLUDE... FILE -o DIR/x.o
 
-All 22 files of labs/ and solutions/ compile so (the tests check it). Why each
-flag: -O0 keeps every host call a call (-fno-inline is the default at -O0 and
-stays as a statement of intent); -g1 gives host code line tables and nothing
-else, so a violation names the student's line for about the compile time of
-no debug information at all (-g costs a third more on lab 01); -lineinfo puts
-`.file` and `.loc` in the PTX, without which fully inlined CUB leaves no trace
-on the device side, while the device code stays optimised as in the build;
-PTX only (no ptxas) is faster, for compute_75, the oldest target of the
-build, and compute_90, the course GPU's, since code under `#if __CUDA_ARCH__
->= 800` exists only there; -rdc=true is needed by lab 10 (device-side
-launches) and comes from the lab's `rdc`; -keep leaves the PTX in DIR.
+All 22 files of labs/ and solutions/ compile so (the tests check it): PTX
+for compute_75 and compute_90, since code under `#if __CUDA_ARCH__ >= 800`
+exists only in the second; -rdc=true is needed by lab 10 (device-side
+launches) and comes from the lab's `rdc`.
 
 Facts come from `objdump -t` (symbols, defined and undefined, demangled: what
 `nm -C` lists, plus each one's section), `objdump -d -r -l` (which function
@@ -53,6 +56,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..infra import proc
+from . import build_flags
 from .symbol_names import normalise
 from .symbol_parse import (
     HOST_REF,
@@ -147,10 +151,25 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | None = None, cap: int = O
 
 
 def compile_command(
-    source: Path, out_dir: Path, include_dirs: list[Path], rdc: bool, tools: Toolchain
+    source: Path,
+    out_dir: Path,
+    include_dirs: list[Path],
+    rdc: bool,
+    tools: Toolchain,
+    like: list[str] | None = None,
 ) -> list[str]:
+    """The check's compile of source into out_dir/x.o. like: the build's own
+    command for the file (build_flags.for_file), which the grader always
+    passes; without it (the tests of the facts themselves, tuning scripts), a
+    fixed unoptimised command for host code."""
     includes = [arg for d in include_dirs for arg in ("-I", str(d))]
     obj = str(out_dir / "x.o")
+    if like is not None:
+        return (
+            build_flags.check_command(like, source, out_dir)
+            + includes
+            + ["-c", str(source), "-o", obj]
+        )
     if source.suffix == ".cu":
         archs = [f"-gencode=arch={a},code={a}" for a in GPU_ARCHS]
         return (
@@ -184,9 +203,11 @@ def compile_facts(
     timeout: float,
     instructions: tuple[str, ...],
     tools: Toolchain | None = None,
+    like: list[str] | None = None,
 ) -> Compiled:
     """Compiles source in a fresh folder under work and reads its facts; the
-    folder is removed afterwards. Never raises for a compile error."""
+    folder is removed afterwards. Never raises for a compile error. like: the
+    build's command for the file (compile_command)."""
     tools = tools or Toolchain.find()
     source = source.resolve()
     include_dirs = [Path(d).resolve() for d in include_dirs]  # the compiler runs in out_dir
@@ -199,7 +220,7 @@ def compile_facts(
     try:
         deadline = started + timeout
         ran = run(
-            compile_command(source, out_dir, include_dirs, rdc, tools),
+            compile_command(source, out_dir, include_dirs, rdc, tools, like),
             timeout=timeout,
             cwd=out_dir,
             cap=LOG_CAP,
@@ -229,6 +250,7 @@ def cached_facts(
     timeout: float,
     instructions: tuple[str, ...],
     tools: Toolchain | None = None,
+    like: list[str] | None = None,
 ) -> Compiled:
     """compile_facts, cached in work/facts-cache by everything that decides the
     result: the file's content, the headers' content, the flags, the tools.
@@ -236,7 +258,7 @@ def cached_facts(
     tools = tools or Toolchain.find()
     if not source.is_file():
         return Compiled(str(source), False, "the file is missing")
-    key = _cache_key(source, include_dirs, rdc, instructions, tools)
+    key = _cache_key(source, include_dirs, rdc, instructions, tools, like)
     entry = work / "facts-cache" / f"{key}.json"
     if entry.exists():
         try:
@@ -251,6 +273,7 @@ def cached_facts(
         timeout=timeout,
         instructions=instructions,
         tools=tools,
+        like=like,
     )
     if compiled.ok and compiled.complete:  # a failure may be a busy machine's: retry next time
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -266,6 +289,7 @@ def _cache_key(
     rdc: bool,
     instructions: tuple[str, ...],
     tools: Toolchain,
+    like: list[str] | None = None,
 ) -> str:
     h = hashlib.sha256()
     for part in (
@@ -275,6 +299,7 @@ def _cache_key(
         repr(instructions),
         repr(tools),
         repr(compile_command(Path("S"), Path("D"), [], rdc, tools)),
+        build_flags.key_part(like),
     ):
         h.update(part.encode() + b"\0")
     h.update(source.read_bytes())

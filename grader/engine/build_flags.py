@@ -1,0 +1,124 @@
+"""How the build compiles a lab file, read from meson's compile_commands.json,
+so that the linked policy check compiles the file in the same configuration.
+
+Why it matters: what a file compiles to can depend on how it is compiled.
+Behind `__builtin_constant_p(x)`, which only an optimising compile folds to
+true, or `sizeof` of an array of `{__CUDA_ARCH_LIST__}` (one element when the
+build targets one architecture), a call can exist in what runs and not in what
+a differently configured check compiles (and `#ifdef NDEBUG` would do the same,
+but the fence rules refuse any directive in a fence). So the check takes the
+build's own command (compiler, macros, optimisation level, language standard,
+GPU architectures, include folders) and adds only what defines no macro and
+keeps calls visible (ADDITIONS below). tests/attacks/attacks.toml's
+`policy_by_*` cases are such submissions: the check compiled them at -O0, for
+two GPU architectures, without the build's macros, until 2026-11-28.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+# Arguments that name the input, the output or the dependency file: the check
+# writes its own. Each of these takes the next argument as its value.
+_WITH_VALUE = {"-o", "-c", "-MF", "-MQ", "-MT", "--output-file", "--compile"}
+_ALONE = {"-MD", "-MMD"}
+_LAUNCHERS = {"ccache", "sccache"}  # a cache in front of the compiler is not the compiler
+
+
+def for_file(build_dir: Path, target: str, file_name: str) -> list[str] | None:
+    """The build's compile command of file_name in the target (a lab runner:
+    lab_grading.runner_target), without its input, output and dependency
+    arguments, with its include folders made absolute; None when the build
+    folder has no such compile (the caller fails closed)."""
+    try:
+        entries = json.loads((build_dir / "compile_commands.json").read_text())
+    except (OSError, ValueError):
+        return None
+    prefix = f"{target}.p/"
+    for entry in entries:
+        output = str(entry.get("output", ""))
+        file = str(entry.get("file", ""))
+        if prefix in output and Path(file).name == file_name:
+            return clean(entry_command(entry), Path(entry.get("directory", build_dir)))
+    return None
+
+
+def entry_command(entry: dict) -> list[str]:
+    if "arguments" in entry:
+        return [str(a) for a in entry["arguments"]]
+    return shlex.split(str(entry.get("command", "")))
+
+
+def clean(command: list[str], directory: Path) -> list[str]:
+    args = list(command)
+    while args and Path(args[0]).name in _LAUNCHERS:
+        args.pop(0)
+    out: list[str] = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in _WITH_VALUE:
+            skip = True
+            continue
+        if arg in _ALONE:
+            continue
+        if arg.startswith("-I") and i > 0:
+            folder = arg[2:] or None
+            if folder is None:  # "-I" "dir": the folder is the next argument
+                continue
+            out.append("-I" + str((directory / folder).resolve()))
+            continue
+        if i > 0 and args[i - 1] == "-I":
+            out.append("-I" + str((directory / arg).resolve()))
+            continue
+        out.append(arg)
+    return out
+
+
+# What the check adds to the build's own command: host code that calls out
+# instead of inlining, line tables, and the PTX kept. None of it defines a
+# macro (-fno-inline defines __NO_INLINE__, taken away again where the build
+# optimises), so the file preprocesses as in the build: test_build_flags.py
+# compares the two commands' macros.
+ADDITIONS = {
+    ".cu": ["-Xcompiler=-fno-inline,-g1", "-U__NO_INLINE__", "-keep", "-keep-dir", "{out}"],
+    ".cpp": ["-fno-inline", "-g1", "-U__NO_INLINE__"],
+}
+
+
+def check_command(like: list[str], source: Path, out_dir: Path) -> list[str]:
+    """The build's command with the check's additions, before its input and output."""
+    added = [
+        a.replace("{out}", str(out_dir))
+        for a in ADDITIONS[source.suffix if source.suffix == ".cu" else ".cpp"]
+    ]
+    if not optimised(like):  # the build itself defines __NO_INLINE__
+        added.remove("-U__NO_INLINE__")
+    return like + added
+
+
+def optimised(command: list[str]) -> bool:
+    """Whether the command optimises host code (its last -O, nvcc's or the
+    host compiler's through -Xcompiler, is not -O0): GCC then leaves
+    __NO_INLINE__ undefined, unless inlining is turned off."""
+    level = "0"
+    for arg in command:
+        for part in arg.removeprefix("-Xcompiler=").split(","):
+            m = re.fullmatch(r"-O(\w*)", part)
+            if m:
+                level = m.group(1) or "1"
+    return level != "0"
+
+
+def key_part(like: list[str] | None) -> str:
+    """What of the command decides the facts of a file that includes only the
+    harness's headers (hashed apart, by content): the command without its
+    include folders, which differ between workers' trees."""
+    if like is None:
+        return "default"
+    return repr([a for a in like if not a.startswith("-I")])
