@@ -3,15 +3,25 @@ so that the linked policy check compiles the file in the same configuration.
 
 Why it matters: what a file compiles to can depend on how it is compiled.
 Behind `__builtin_constant_p(x)`, which only an optimising compile folds to
-true, or `sizeof` of an array of `{__CUDA_ARCH_LIST__}` (one element when the
-build targets one architecture), a call can exist in what runs and not in what
-a differently configured check compiles (and `#ifdef NDEBUG` would do the same,
-but the fence rules refuse any directive in a fence). So the check takes the
-build's own command (compiler, macros, optimisation level, language standard,
-GPU architectures, include folders) and adds only what defines no macro and
-keeps calls visible (ADDITIONS below). tests/attacks/attacks.toml's
-`policy_by_*` cases are such submissions: the check compiled them at -O0, for
-two GPU architectures, without the build's macros, until 2026-11-28.
+true, `sizeof` of an array of `{__CUDA_ARCH_LIST__}` (one element when the
+build targets one architecture), `__FILE__[0] != '/'` (the build names the
+file by a relative path) or the last digit of `__TIME__`, a call can exist in
+what runs and not in what a differently configured check compiles (`#ifdef
+NDEBUG` would do the same, but the fence rules refuse any directive in a
+fence). So the check takes the build's own command (compiler, macros,
+optimisation level, language standard, GPU architectures, include folders),
+runs it where the build runs it on the file named as the build names it, and
+adds only what defines no macro and keeps calls visible (ADDITIONS below);
+and every compile the grader runs reads one date (toolchain.COMPILE_EPOCH:
+__DATE__, __TIME__). tests/attacks/attacks.toml's `policy_by_*` cases are
+such submissions; until 2026-11-28 the check compiled at -O0, for two PTX
+architectures, without the build's macros, under another name and time.
+
+Cost of the compile and facts of a reference file with the build's -O3
+-arch=sm_90, against the fixed -O0 command for two PTX architectures
+(symbols.py) it replaces, on a 2-core AMD EPYC, median of 3: lab 01 0.46
+core-s (0.28), 04 1.13 (1.42), 07 1.07 (1.48), 11 2.56 (3.19): one device
+pass instead of two outweighs ptxas and the optimised host code.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 # Arguments that name the input, the output or the dependency file: the check
@@ -28,11 +39,35 @@ _ALONE = {"-MD", "-MMD"}
 _LAUNCHERS = {"ccache", "sccache"}  # a cache in front of the compiler is not the compiler
 
 
-def for_file(build_dir: Path, target: str, file_name: str) -> list[str] | None:
-    """The build's compile command of file_name in the target (a lab runner:
-    lab_grading.runner_target), without its input, output and dependency
-    arguments, with its include folders made absolute; None when the build
-    folder has no such compile (the caller fails closed)."""
+@dataclass(frozen=True)
+class BuildCompile:
+    """One compile of the build: its command without input, output and
+    dependency arguments (include folders made absolute), the folder it runs
+    in, and its input as it spells it (what __FILE__ expands to)."""
+
+    command: list[str]
+    directory: Path
+    file: str
+    output: str = ""  # the object it writes, from directory
+
+    @property
+    def object(self) -> Path:
+        return self.directory / self.output
+
+    def spelling(self, source: Path) -> tuple[str, Path, Path] | None:
+        """For a compile of source: the input argument, the folder to run in
+        and the path the compiler's line tables will name, as the build's, when
+        source is the very file the build compiles; None otherwise (the
+        skeleton and the reference, compiled where they are)."""
+        if (self.directory / self.file).resolve() != source.resolve():
+            return None
+        return self.file, self.directory, self.directory / self.file
+
+
+def for_file(build_dir: Path, target: str, file_name: str) -> BuildCompile | None:
+    """The build's compile of file_name in the target (a lab runner:
+    lab_grading.runner_target); None when the build folder has no such
+    compile (the caller fails closed)."""
     try:
         entries = json.loads((build_dir / "compile_commands.json").read_text())
     except (OSError, ValueError):
@@ -42,7 +77,8 @@ def for_file(build_dir: Path, target: str, file_name: str) -> list[str] | None:
         output = str(entry.get("output", ""))
         file = str(entry.get("file", ""))
         if prefix in output and Path(file).name == file_name:
-            return clean(entry_command(entry), Path(entry.get("directory", build_dir)))
+            directory = Path(entry.get("directory", build_dir))
+            return BuildCompile(clean(entry_command(entry), directory), directory, file, output)
     return None
 
 
@@ -92,7 +128,8 @@ ADDITIONS = {
 
 
 def check_command(like: list[str], source: Path, out_dir: Path) -> list[str]:
-    """The build's command with the check's additions, before its input and output."""
+    """The build's command (BuildCompile.command) with the check's additions,
+    before its input and output."""
     added = [
         a.replace("{out}", str(out_dir))
         for a in ADDITIONS[source.suffix if source.suffix == ".cu" else ".cpp"]
@@ -115,10 +152,10 @@ def optimised(command: list[str]) -> bool:
     return level != "0"
 
 
-def key_part(like: list[str] | None) -> str:
-    """What of the command decides the facts of a file that includes only the
+def key_part(like: BuildCompile | None) -> str:
+    """What of the compile decides the facts of a file that includes only the
     harness's headers (hashed apart, by content): the command without its
     include folders, which differ between workers' trees."""
     if like is None:
         return "default"
-    return repr([a for a in like if not a.startswith("-I")])
+    return repr([a for a in like.command if not a.startswith("-I")])

@@ -22,7 +22,7 @@ from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
-from .lab_policy import linked_violations, violation_text
+from .lab_policy import built_violations, linked_violations, violation_text
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
@@ -243,6 +243,8 @@ def _grade_lab(
     check = linked_policy and impl == "labs"
     work = policy_work or build_dir / "policy"
     linked = functools.partial(linked_violations, lab, lab_dir, repo, work, build_dir, target)
+    # What the build made of the file, read once it has (policy.check_built).
+    built_check = functools.partial(built_violations, lab, lab_dir, repo, work, build_dir, target)
     later = timed_later is not None and perf
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, read
@@ -277,6 +279,7 @@ def _grade_lab(
         if check and (early is None or timed_here):
             with phases("policy"):
                 violations += early.result() if early is not None else linked()
+                violations += built_check()
             early = None
         own = isolation is None
         iso = isolation_mod.contained() if own else isolation
@@ -382,7 +385,9 @@ def _grade_lab(
         if early is not None:
             with phases("policy"):
                 violations += early.result()
+                violations += built_check()
     if violations:
+        violations = list({violation_text(v): v for v in violations}.values())  # found twice: once
         result.status = LabStatus.POLICY
         result.points_correctness = result.points_performance = 0.0
         result.reason = "; ".join(violation_text(v) for v in violations)

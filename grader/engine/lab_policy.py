@@ -71,6 +71,47 @@ def linked_violations(
     return violations
 
 
+def built_violations(
+    lab: labmeta.Lab,
+    lab_dir: Path,
+    repo: Path,
+    policy_work: Path,
+    build_dir: Path,
+    target: str,
+) -> list[policy.Violation]:
+    """policy.check_built of each of the lab's files once the build has
+    compiled them: the build's own objects, what runs. A file whose object
+    cannot be read fails closed; a file the linked check already failed
+    closed on (no compile of it in the build folder) is not reported twice."""
+    violations: list[policy.Violation] = []
+    for name in lab.files:
+        reference = reference_file(repo, lab, name)
+        like = build_flags.for_file(build_dir, target, name)
+        if reference is None or like is None:
+            continue
+        checked = policy.check_built(
+            lab,
+            lab_dir / name,
+            like=like,
+            skeleton_file=toolchain.REPO / "labs" / lab.id / name,
+            reference_file=reference,
+            include_dirs=[repo / "common"],
+            work=policy_work,
+        )
+        violations += checked.violations
+        if not checked.judged:
+            violations.append(
+                policy.Violation(
+                    name,
+                    0,
+                    "",
+                    "the policy check could not read what the build made of this file: "
+                    + (checked.log.strip()[-300:] or "unknown"),
+                )
+            )
+    return violations
+
+
 def reference_file(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:
     """The reference solution's file, where this tree has one (not in a release)."""
     for root in (repo, toolchain.REPO):

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..labmeta import Lab
-from . import fences, symbol_names, symbol_parse, symbols
+from . import build_flags, fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"
@@ -191,7 +191,7 @@ class _CompileOptions(TypedDict):
     work: Path
     timeout: float
     instructions: tuple[str, ...]
-    like: list[str] | None
+    like: build_flags.BuildCompile | None
 
 
 def check_linked(
@@ -203,14 +203,14 @@ def check_linked(
     include_dirs: list[Path],
     work: Path,
     timeout: float = 120,
-    like: list[str] | None = None,
+    like: build_flags.BuildCompile | None = None,
 ) -> LinkedCheck:
     """Compiles student_file (the instructor's file with the student's fences
     transplanted) and reports what it links or calls that is forbidden and
     that neither the skeleton nor the reference has. timeout: seconds for
     each compile. The skeleton's and reference's facts are cached under work.
-    like: the build's command for the file (build_flags.for_file), which all
-    three compiles then share."""
+    like: the build's compile of the file (build_flags.for_file), whose
+    command all three compiles then share."""
     started = time.monotonic()
     categories = categories_for(lab)
     common = _CompileOptions(
@@ -243,6 +243,65 @@ def check_linked(
     known = {fact.key for b in usable for fact in b.facts}
     found = judge(student.facts, known, categories, student_file.name)
     return LinkedCheck(found, True, "\n".join(notes), time.monotonic() - started, True)
+
+
+def check_built(
+    lab: Lab,
+    student_file: Path,
+    *,
+    like: build_flags.BuildCompile,
+    skeleton_file: Path,
+    reference_file: Path | None,
+    include_dirs: list[Path],
+    work: Path,
+    timeout: float = 120,
+) -> LinkedCheck:
+    """What the build's own object of student_file (what runs) links or calls
+    that is forbidden and that neither the skeleton's nor the reference's
+    facts name anywhere. check_linked's compile keeps calls out of line
+    (-fno-inline), so a call that only inlining makes (a parameter that
+    __builtin_constant_p finds constant once its function is inlined) shows
+    only here; names, not places, are compared, as inlining moves calls
+    between functions, and a name any of their facts has is known. timeout:
+    seconds for each baseline's compile (cached)."""
+    started = time.monotonic()
+    categories = categories_for(lab)
+    instructions = instruction_patterns(categories)
+    spelled = like.spelling(student_file)
+    named = spelled[2] if spelled else student_file
+    built = symbols.object_facts(like.object, named, instructions=instructions)
+    if not (built.ok and built.complete):
+        return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False)
+    common = _CompileOptions(
+        include_dirs=list(include_dirs),
+        rdc=lab.rdc,
+        work=work,
+        timeout=timeout,
+        instructions=instructions,
+        like=like,
+    )
+    baselines = [
+        symbols.cached_facts(f, **common) for f in (skeleton_file, reference_file) if f is not None
+    ]
+    usable = [b for b in baselines if b.ok and b.complete]
+    if not usable:
+        return LinkedCheck(
+            [],
+            True,
+            "neither the skeleton nor the reference could be compiled",
+            time.monotonic() - started,
+            False,
+        )
+    # Startup code is the compiler's registration, which inlining reshapes:
+    # check_linked judges it, on the compile that keeps it in its functions.
+    known = {f.name for b in usable for f in b.facts}
+    new = [
+        Fact(f.kind, f.name, "", f.line)
+        for f in built.facts
+        if f.kind != symbol_parse.STARTUP and f.name not in known
+    ]
+    found = judge(new, set(), categories, student_file.name)
+    return LinkedCheck(found, True, "", time.monotonic() - started, True)
 
 
 # What a student reads first when one thing shows as several facts.

@@ -1,30 +1,15 @@
 """What a lab file really links and calls: compile it so that calls stay
 visible, then read the facts the policy check (grader/engine/policy.py) judges.
 
-Spelling can hide a call (a macro that pastes a name, an alias, `using
-namespace`, a function pointer, dlsym); compiled output cannot. The grader
-compiles the file with the build's own command (compile_commands.json, read
-by build_flags.py: the same macros, optimisation level and GPU architectures,
-so no code exists in what runs and not in what is checked) plus
--fno-inline (host calls stay calls; the __NO_INLINE__ it defines is taken
-away), -g1 (host line tables and nothing else, so a violation names the
-student's line) and -keep (the PTX; the build's -lineinfo puts `.file` and
-`.loc` in it, without which fully inlined CUB leaves no trace on the device
-side). Compile and facts of a reference file, with the build's -O3
--arch=sm_90 against the fixed command below (which the tests of the facts
-themselves still use), on a 2-core AMD EPYC, median of 3: lab 01 0.46 core-s
-(0.28), 04 1.13 (1.42), 07 1.07 (1.48), 11 2.56 (3.19): one device pass
-instead of two outweighs ptxas and the optimised host code.
+Spelling can hide a call (a pasted name, an alias, `using namespace`, a
+function pointer, dlsym); compiled output cannot. The grader compiles the file
+as the build does, calls kept visible (build_flags.py); the tests of the facts
+themselves and tuning scripts use this (all 22 lab files compile so):
 
   .cu   nvcc -c -O0 -Xcompiler=-O0,-fno-inline,-g1 -lineinfo
              -gencode=arch=compute_75,code=compute_75 -gencode=arch=compute_90,code=compute_90
              -std=c++17 [-rdc=true] -keep -keep-dir DIR -I INCLUDE... FILE -o DIR/x.o
   .cpp  g++ -c -O0 -g1 -fno-inline -std=c++17 -I INCLUDE... FILE -o DIR/x.o
-
-All 22 files of labs/ and solutions/ compile so (the tests check it): PTX
-for compute_75 and compute_90, since code under `#if __CUDA_ARCH__ >= 800`
-exists only in the second; -rdc=true is needed by lab 10 (device-side
-launches) and comes from the lab's `rdc`.
 
 Facts come from `objdump -t` (symbols, defined and undefined, demangled: what
 `nm -C` lists, plus each one's section), `objdump -d -r -l` (which function
@@ -33,15 +18,7 @@ instructions), `objdump -r` (references from data: function pointers, the
 entries of .init_array/.ctors/.fini_array/.dtors) and the PTX (`.file` with
 code, `.entry`/`.func`/`.extern .func`, `call` targets, `.loc` lines followed
 through `inlined_at`). Every tool runs in a process group of its own, killed
-as a whole at the timeout, with its output capped.
-
-Cost per student file, compile included, the skeleton's and reference's
-facts being cached in the work folder by content (a batch pays for them
-once), measured with grader/tests/test_policy_symbols.py (which prints it) on
-a 2-core x86 machine with CUDA 13.0 and g++ 12 that others were loading:
-lab 01 (.cpp) 0.6 to 1.0 s, lab 04 (.cu) 2.5 to 3.7 s (of which about 0.5 s
-is the second PTX architecture). The compiler takes nearly all of it;
-reading the facts takes under 0.1 s.
+at the timeout, output capped; reading the facts takes under 0.1 s.
 """
 
 from __future__ import annotations
@@ -55,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..infra import proc
+from ..infra import proc, toolchain
 from . import build_flags
 from .symbol_names import normalise
 from .symbol_parse import (
@@ -137,6 +114,7 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | None = None, cap: int = O
     done = proc.run(
         cmd,
         timeout=timeout,
+        env=toolchain.compile_env(),
         cwd=cwd,
         output_limit=1 << 40,
         tail=cap + 1,
@@ -156,19 +134,21 @@ def compile_command(
     include_dirs: list[Path],
     rdc: bool,
     tools: Toolchain,
-    like: list[str] | None = None,
+    like: build_flags.BuildCompile | None = None,
 ) -> list[str]:
     """The check's compile of source into out_dir/x.o. like: the build's own
-    command for the file (build_flags.for_file), which the grader always
-    passes; without it (the tests of the facts themselves, tuning scripts), a
-    fixed unoptimised command for host code."""
+    compile of the file (build_flags.for_file), which the grader always
+    passes, the input then spelled as the build spells it (compile_facts runs
+    it in the build's folder); without it (the tests of the facts themselves,
+    tuning scripts), a fixed unoptimised command for host code."""
     includes = [arg for d in include_dirs for arg in ("-I", str(d))]
     obj = str(out_dir / "x.o")
     if like is not None:
+        spelled = like.spelling(source)
         return (
-            build_flags.check_command(like, source, out_dir)
+            build_flags.check_command(like.command, source, out_dir)
             + includes
-            + ["-c", str(source), "-o", obj]
+            + ["-c", spelled[0] if spelled else str(source), "-o", obj]
         )
     if source.suffix == ".cu":
         archs = [f"-gencode=arch={a},code={a}" for a in GPU_ARCHS]
@@ -203,11 +183,11 @@ def compile_facts(
     timeout: float,
     instructions: tuple[str, ...],
     tools: Toolchain | None = None,
-    like: list[str] | None = None,
+    like: build_flags.BuildCompile | None = None,
 ) -> Compiled:
     """Compiles source in a fresh folder under work and reads its facts; the
     folder is removed afterwards. Never raises for a compile error. like: the
-    build's command for the file (compile_command)."""
+    build's compile of the file (compile_command)."""
     tools = tools or Toolchain.find()
     source = source.resolve()
     include_dirs = [Path(d).resolve() for d in include_dirs]  # the compiler runs in out_dir
@@ -219,16 +199,22 @@ def compile_facts(
     out_dir = Path(tempfile.mkdtemp(prefix="linked-", dir=work))
     try:
         deadline = started + timeout
+        # The build's own file runs where the build runs it, under the name the
+        # build gives it: __FILE__ and the line tables' paths are the build's.
+        spelled = like.spelling(source) if like is not None else None
+        cwd, named = (spelled[1], spelled[2]) if spelled else (out_dir, source)
         ran = run(
             compile_command(source, out_dir, include_dirs, rdc, tools, like),
             timeout=timeout,
-            cwd=out_dir,
+            cwd=cwd,
             cap=LOG_CAP,
         )
         if ran.rc != 0:
             why = f"the compiler was stopped after {timeout:.0f} s\n" if ran.rc is None else ""
             return Compiled(str(source), False, why + ran.out, time.monotonic() - started)
-        facts, notes = _read_facts(source, out_dir, include_dirs, instructions, tools, deadline)
+        facts, notes = _read_facts(
+            named, out_dir / "x.o", out_dir, include_dirs, instructions, tools, deadline
+        )
         return Compiled(
             str(source),
             True,
@@ -250,7 +236,7 @@ def cached_facts(
     timeout: float,
     instructions: tuple[str, ...],
     tools: Toolchain | None = None,
-    like: list[str] | None = None,
+    like: build_flags.BuildCompile | None = None,
 ) -> Compiled:
     """compile_facts, cached in work/facts-cache by everything that decides the
     result: the file's content, the headers' content, the flags, the tools.
@@ -289,7 +275,7 @@ def _cache_key(
     rdc: bool,
     instructions: tuple[str, ...],
     tools: Toolchain,
-    like: list[str] | None = None,
+    like: build_flags.BuildCompile | None = None,
 ) -> str:
     h = hashlib.sha256()
     for part in (
@@ -316,16 +302,34 @@ def _cache_key(
 # ---------------------------------------------------------------- reading facts
 
 
+def object_facts(
+    obj: Path,
+    named: Path,
+    *,
+    instructions: tuple[str, ...],
+    timeout: float = 60,
+    tools: Toolchain | None = None,
+) -> Compiled:
+    """The host facts of the build's object (policy.check_built), its source `named`."""
+    tools = tools or Toolchain.find()
+    started = time.monotonic()
+    if not obj.is_file():
+        return Compiled(str(named), False, f"{obj} does not exist")
+    facts, notes = _read_facts(named, obj, None, [], instructions, tools, started + timeout)
+    return Compiled(str(named), True, "\n".join(notes), 0.0, facts, complete=not notes)
+
+
 def _read_facts(
     source: Path,
-    out_dir: Path,
+    obj: Path,
+    ptx_dir: Path | None,
     include_dirs: list[Path],
     instructions: tuple[str, ...],
     tools: Toolchain,
     deadline: float,
 ) -> tuple[list[Fact], list[str]]:
-    """The facts, and notes on anything that kept them from being complete."""
-    obj = out_dir / "x.o"
+    """The facts of obj and of the PTX in ptx_dir, and notes on anything that
+    kept them from being complete."""
     notes: list[str] = []
 
     def objdump(*args: str) -> str:
@@ -357,7 +361,7 @@ def _read_facts(
         if not section.startswith(STARTUP_SECTIONS)
     ]
     facts += startup_facts(data_refs, code.calls)
-    for ptx in sorted(out_dir.glob("*.ptx")):
+    for ptx in sorted(ptx_dir.glob("*.ptx")) if ptx_dir else []:
         facts += parse_ptx(
             ptx.read_text(errors="replace"),
             source,

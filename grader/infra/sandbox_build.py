@@ -69,6 +69,9 @@ def build(
         "--setenv",
         "LANG",
         "C.UTF-8",
+        "--setenv",
+        "SOURCE_DATE_EPOCH",
+        toolchain.COMPILE_EPOCH,
         "--",
         # bwrap's session of its own is an autogroup of its own where the
         # kernel groups by session: lowered again inside (proc.BACKGROUND_NICE),

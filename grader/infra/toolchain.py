@@ -176,13 +176,25 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
         raise SetupError(f"meson setup failed:\n{log[-3000:]}{hint}")
 
 
+# What __DATE__ and __TIME__ say in every compile the grader runs (GCC reads
+# SOURCE_DATE_EPOCH; nvcc preprocesses with GCC): the build's and the linked
+# policy check's compiles of a file must expand alike (engine/build_flags.py),
+# whatever second each one starts in. 2026-01-01 00:00:00 UTC.
+COMPILE_EPOCH = "1767225600"
+
+
+def compile_env() -> dict[str, str]:
+    return {**os.environ, "SOURCE_DATE_EPOCH": COMPILE_EPOCH}
+
+
 def build(
     build_dir: Path, target: str | list[str] | None = None, timeout: float = 1800
 ) -> BuildResult:
     """Builds one target, several, or everything; never raises for a compile error."""
     targets = [target] if isinstance(target, str) else list(target or [])
     cmd = ["ninja", "-C", str(build_dir)] + [f"tests/{t}" for t in targets]
-    done = proc.run(cmd, timeout=timeout, background=True)  # never slows a timed run
+    # background: never slows a timed run
+    done = proc.run(cmd, timeout=timeout, background=True, env=compile_env())
     name = " ".join(targets) or "all"
     if done.timed_out:
         return BuildResult(name, False, f"build timed out after {timeout:.0f} s", done.seconds)
