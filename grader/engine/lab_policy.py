@@ -4,6 +4,7 @@ grade_lab runs it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import labmeta
@@ -27,7 +28,52 @@ def linked_violations(
     """The linked policy check of each of the lab's files against the skeleton
     and the reference, each compiled as build_dir's target compiles the file
     (build_flags.py says why); a file that built but could not be checked
-    fails closed."""
+    fails closed (the batch's preflight checks the reference the same way first)."""
+    return _each_file(
+        policy.check_linked,
+        "the policy check could not compile or read this file the way it must: ",
+        lab,
+        lab_dir,
+        repo,
+        policy_work,
+        build_dir,
+        target,
+    )
+
+
+def built_violations(
+    lab: labmeta.Lab,
+    lab_dir: Path,
+    repo: Path,
+    policy_work: Path,
+    build_dir: Path,
+    target: str,
+) -> list[policy.Violation]:
+    """policy.check_built of each of the lab's files once the build has
+    compiled them: the build's own objects, what runs. A file whose object
+    cannot be read fails closed."""
+    return _each_file(
+        policy.check_built,
+        "the policy check could not read what the build made of this file: ",
+        lab,
+        lab_dir,
+        repo,
+        policy_work,
+        build_dir,
+        target,
+    )
+
+
+def _each_file(
+    check: Callable[..., policy.LinkedCheck],
+    unread: str,
+    lab: labmeta.Lab,
+    lab_dir: Path,
+    repo: Path,
+    policy_work: Path,
+    build_dir: Path,
+    target: str,
+) -> list[policy.Violation]:
     violations: list[policy.Violation] = []
     for name in lab.files:
         reference = reference_file(repo, lab, name)
@@ -46,50 +92,7 @@ def linked_violations(
                 )
             )
             continue
-        checked = policy.check_linked(
-            lab,
-            lab_dir / name,
-            skeleton_file=toolchain.REPO / "labs" / lab.id / name,
-            reference_file=reference,
-            include_dirs=[repo / "common"],
-            work=policy_work,
-            like=like,
-        )
-        violations += checked.violations
-        if not checked.judged:
-            # It built for grading but could not be checked: fail closed (the
-            # batch's preflight checks the reference the same way first).
-            violations.append(
-                policy.Violation(
-                    name,
-                    0,
-                    "",
-                    "the policy check could not compile or read this file the "
-                    "way it must: " + (checked.log.strip()[-300:] or "unknown"),
-                )
-            )
-    return violations
-
-
-def built_violations(
-    lab: labmeta.Lab,
-    lab_dir: Path,
-    repo: Path,
-    policy_work: Path,
-    build_dir: Path,
-    target: str,
-) -> list[policy.Violation]:
-    """policy.check_built of each of the lab's files once the build has
-    compiled them: the build's own objects, what runs. A file whose object
-    cannot be read fails closed; a file the linked check already failed
-    closed on (no compile of it in the build folder) is not reported twice."""
-    violations: list[policy.Violation] = []
-    for name in lab.files:
-        reference = reference_file(repo, lab, name)
-        like = build_flags.for_file(build_dir, target, name)
-        if reference is None or like is None:
-            continue
-        checked = policy.check_built(
+        checked = check(
             lab,
             lab_dir / name,
             like=like,
@@ -99,15 +102,9 @@ def built_violations(
             work=policy_work,
         )
         violations += checked.violations
-        if not checked.judged:
+        if not checked.judged:  # it built for grading but could not be checked: fail closed
             violations.append(
-                policy.Violation(
-                    name,
-                    0,
-                    "",
-                    "the policy check could not read what the build made of this file: "
-                    + (checked.log.strip()[-300:] or "unknown"),
-                )
+                policy.Violation(name, 0, "", unread + (checked.log.strip()[-300:] or "unknown"))
             )
     return violations
 
