@@ -54,14 +54,17 @@ class BuildCompile:
     def object(self) -> Path:
         return self.directory / self.output
 
-    def spelling(self, source: Path) -> tuple[str, Path, Path] | None:
-        """For a compile of source: the input argument, the folder to run in
-        and the path the compiler's line tables will name, as the build's, when
-        source is the very file the build compiles; None otherwise (the
-        skeleton and the reference, compiled where they are)."""
-        if (self.directory / self.file).resolve() != source.resolve():
-            return None
-        return self.file, self.directory, self.directory / self.file
+    @property
+    def named(self) -> Path:
+        """The file as the compiler's line tables name it, run from directory."""
+        return self.directory / self.file
+
+    def builds(self, source: Path) -> bool:
+        """Whether source is the very file this compile reads (the student's
+        file in the grading tree: the check then compiles it from directory,
+        under the build's name; the skeleton and the reference are compiled
+        where they are)."""
+        return self.named.resolve() == source.resolve()
 
 
 def for_file(build_dir: Path, target: str, file_name: str) -> BuildCompile | None:

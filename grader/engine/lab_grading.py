@@ -247,11 +247,11 @@ def _grade_lab(
     built_check = functools.partial(built_violations, lab, lab_dir, repo, work, build_dir, target)
     later = timed_later is not None and perf
     timed_here = perf and not later
-    # The linked check compiles the file again (the build's own command, read
-    # from the build folder's compile_commands.json, plus what keeps calls
-    # visible: engine/build_flags.py) and needs nothing from the build: it runs beside it ("policy" counts only
-    # the wait after). Not in the sandbox: there the build comes first, so that
-    # code the sandbox refuses is never compiled outside it. The tests run
+    # The linked check compiles the file again (the build's own command, calls
+    # kept visible: engine/build_flags.py) and needs nothing from the build:
+    # it runs beside it ("policy" counts only the wait after). Not in the
+    # sandbox: there the build comes first, so that code the sandbox refuses
+    # is never compiled outside it. The tests run
     # whatever it says, so where none is timed here it goes on beside them too
     # (a batch worker waited a median 4.7 s for it after the build: h100/
     # throughput-03888d5-*-places4.log); a timing never has a compiler beside it.
@@ -279,7 +279,7 @@ def _grade_lab(
         if check and (early is None or timed_here):
             with phases("policy"):
                 violations += early.result() if early is not None else linked()
-                violations += built_check()
+                violations += built_check(violations)
             early = None
         own = isolation is None
         iso = isolation_mod.contained() if own else isolation
@@ -385,9 +385,8 @@ def _grade_lab(
         if early is not None:
             with phases("policy"):
                 violations += early.result()
-                violations += built_check()
+                violations += built_check(violations)
     if violations:
-        violations = list({violation_text(v): v for v in violations}.values())  # found twice: once
         result.status = LabStatus.POLICY
         result.points_correctness = result.points_performance = 0.0
         result.reason = "; ".join(violation_text(v) for v in violations)

@@ -48,11 +48,15 @@ def built_violations(
     policy_work: Path,
     build_dir: Path,
     target: str,
+    linked: list[policy.Violation],
 ) -> list[policy.Violation]:
     """policy.check_built of each of the lab's files once the build has
     compiled them: the build's own objects, what runs. A file whose object
-    cannot be read fails closed."""
-    return _each_file(
+    cannot be read fails closed. What `linked` (linked_violations's findings)
+    already names in a file is left out: the build's object has no line
+    tables, so the same call would show twice, once without its line."""
+    named = {(v.file, v.found) for v in linked}
+    found = _each_file(
         policy.check_built,
         "the policy check could not read what the build made of this file: ",
         lab,
@@ -62,6 +66,7 @@ def built_violations(
         build_dir,
         target,
     )
+    return [v for v in found if (v.file, v.found) not in named]
 
 
 def _each_file(

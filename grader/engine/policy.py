@@ -213,27 +213,11 @@ def check_linked(
     command all three compiles then share."""
     started = time.monotonic()
     categories = categories_for(lab)
-    common = _CompileOptions(
-        include_dirs=list(include_dirs),
-        rdc=lab.rdc,
-        work=work,
-        timeout=timeout,
-        instructions=instruction_patterns(categories),
-        like=like,
-    )
+    common = _options(lab, categories, include_dirs, work, timeout, like)
     student = symbols.compile_facts(student_file, **common)
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)
-    baselines = [
-        symbols.cached_facts(f, **common) for f in (skeleton_file, reference_file) if f is not None
-    ]
-    usable = [b for b in baselines if b.ok and b.complete]
-    notes = [
-        f"{Path(b.source).parent.name}/{Path(b.source).name} (instructor's) could not be "
-        f"read:\n{b.log[-2000:]}"
-        for b in baselines
-        if not (b.ok and b.complete)
-    ]
+    usable, notes = _baselines((skeleton_file, reference_file), common)
     if not student.complete:
         notes.insert(0, f"not judged: the compiled file could not be read in full\n{student.log}")
     elif not usable:
@@ -266,24 +250,12 @@ def check_built(
     seconds for each baseline's compile (cached)."""
     started = time.monotonic()
     categories = categories_for(lab)
-    instructions = instruction_patterns(categories)
-    spelled = like.spelling(student_file)
-    named = spelled[2] if spelled else student_file
-    built = symbols.object_facts(like.object, named, instructions=instructions)
+    common = _options(lab, categories, include_dirs, work, timeout, like)
+    named = like.named if like.builds(student_file) else student_file
+    built = symbols.object_facts(like.object, named, instructions=common["instructions"])
     if not (built.ok and built.complete):
         return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False)
-    common = _CompileOptions(
-        include_dirs=list(include_dirs),
-        rdc=lab.rdc,
-        work=work,
-        timeout=timeout,
-        instructions=instructions,
-        like=like,
-    )
-    baselines = [
-        symbols.cached_facts(f, **common) for f in (skeleton_file, reference_file) if f is not None
-    ]
-    usable = [b for b in baselines if b.ok and b.complete]
+    usable, _ = _baselines((skeleton_file, reference_file), common)
     if not usable:
         return LinkedCheck(
             [],
@@ -302,6 +274,39 @@ def check_built(
     ]
     found = judge(new, set(), categories, student_file.name)
     return LinkedCheck(found, True, "", time.monotonic() - started, True)
+
+
+def _options(
+    lab: Lab,
+    categories: tuple[Category, ...],
+    include_dirs: list[Path],
+    work: Path,
+    timeout: float,
+    like: build_flags.BuildCompile | None,
+) -> _CompileOptions:
+    return _CompileOptions(
+        include_dirs=list(include_dirs),
+        rdc=lab.rdc,
+        work=work,
+        timeout=timeout,
+        instructions=instruction_patterns(categories),
+        like=like,
+    )
+
+
+def _baselines(
+    files: tuple[Path | None, ...], common: _CompileOptions
+) -> tuple[list[symbols.Compiled], list[str]]:
+    """The skeleton's and the reference's facts (cached) that can be used, and
+    a note for each that cannot."""
+    baselines = [symbols.cached_facts(f, **common) for f in files if f is not None]
+    notes = [
+        f"{Path(b.source).parent.name}/{Path(b.source).name} (instructor's) could not be "
+        f"read:\n{b.log[-2000:]}"
+        for b in baselines
+        if not (b.ok and b.complete)
+    ]
+    return [b for b in baselines if b.ok and b.complete], notes
 
 
 # What a student reads first when one thing shows as several facts.

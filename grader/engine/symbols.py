@@ -144,11 +144,11 @@ def compile_command(
     includes = [arg for d in include_dirs for arg in ("-I", str(d))]
     obj = str(out_dir / "x.o")
     if like is not None:
-        spelled = like.spelling(source)
+        spelled = like.file if like.builds(source) else str(source)
         return (
             build_flags.check_command(like.command, source, out_dir)
             + includes
-            + ["-c", spelled[0] if spelled else str(source), "-o", obj]
+            + ["-c", spelled, "-o", obj]
         )
     if source.suffix == ".cu":
         archs = [f"-gencode=arch={a},code={a}" for a in GPU_ARCHS]
@@ -201,8 +201,8 @@ def compile_facts(
         deadline = started + timeout
         # The build's own file runs where the build runs it, under the name the
         # build gives it: __FILE__ and the line tables' paths are the build's.
-        spelled = like.spelling(source) if like is not None else None
-        cwd, named = (spelled[1], spelled[2]) if spelled else (out_dir, source)
+        built = like is not None and like.builds(source)
+        cwd, named = (like.directory, like.named) if like and built else (out_dir, source)
         ran = run(
             compile_command(source, out_dir, include_dirs, rdc, tools, like),
             timeout=timeout,
