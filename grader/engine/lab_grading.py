@@ -22,7 +22,7 @@ from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
-from .lab_policy import built_violations, linked_violations, violation_text
+from .lab_policy import built_violations, linked_violations, refuse, violation_text
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
@@ -387,9 +387,7 @@ def _grade_lab(
                 violations += early.result()
                 violations += built_check(violations)
     if violations:
-        result.status = LabStatus.POLICY
-        result.points_correctness = result.points_performance = 0.0
-        result.reason = "; ".join(violation_text(v) for v in violations)
+        refuse(result, violations)
     elif later and timed_later is not None and timed_tests_later(lab, result):
         timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
     elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:

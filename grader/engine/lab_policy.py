@@ -4,10 +4,13 @@ grade_lab runs it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import labmeta
+from ..results import LabResult
+from ..status import LabStatus
 from ..infra import toolchain
 from . import build_flags, policy
 
@@ -97,7 +100,8 @@ def _each_file(
                 )
             )
             continue
-        checked = check(
+        judge = functools.partial(
+            check,
             lab,
             lab_dir / name,
             like=like,
@@ -106,12 +110,34 @@ def _each_file(
             include_dirs=[repo / "common"],
             work=policy_work,
         )
+        checked = judge()
+        if not checked.judged:  # once more: a busy machine's failure is not the student's
+            checked = judge()
         violations += checked.violations
-        if not checked.judged:  # it built for grading but could not be checked: fail closed
+        if checked.fault:  # the instructor's files: the lab is not graded (refuse)
+            violations.append(policy.Violation(name, 0, "", INSTRUCTORS + checked.fault, True))
+        elif not checked.judged:  # it built for grading but could not be checked: fail closed
             violations.append(
                 policy.Violation(name, 0, "", unread + (checked.log.strip()[-300:] or "unknown"))
             )
     return violations
+
+
+INSTRUCTORS = (
+    "not graded: the policy check could not compile the instructor's files it compares "
+    "this file with, a fault of the machine or the grader, not of this code (a batch "
+    "grades the lab again when run again): "
+)
+
+
+def refuse(result: LabResult, violations: list[policy.Violation]) -> None:
+    """The lab's grade once the policy check found something: no points, and
+    refused (POLICY) for the student's code, or not graded (ERROR) where a
+    finding is a fault of the machine or the grader (Violation.fault)."""
+    faults = [v for v in violations if v.fault]
+    result.status = LabStatus.ERROR if faults else LabStatus.POLICY
+    result.points_correctness = result.points_performance = 0.0
+    result.reason = "; ".join(violation_text(v) for v in faults or violations)
 
 
 def reference_file(repo: Path, lab: labmeta.Lab, name: str) -> Path | None:

@@ -39,6 +39,9 @@ class Violation:
     line: int
     found: str
     why: str
+    # The check could not judge for a reason that is not the student's (the
+    # instructor's files did not compile): the lab is not graded, not refused.
+    fault: bool = False
 
 
 # ---------------------------------------------------------------- the string pass
@@ -181,6 +184,9 @@ class LinkedCheck:
     log: str = ""  # compiler output when it did not compile; notes otherwise
     seconds: float = 0.0
     judged: bool = False  # facts were compared with the skeleton's or the reference's
+    # Why neither the skeleton's nor the reference's facts could be had (their
+    # compilers' output): the machine's or the grader's fault, not the student's.
+    fault: str = ""
 
 
 class _CompileOptions(TypedDict):
@@ -218,11 +224,10 @@ def check_linked(
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)
     usable, notes = _baselines((skeleton_file, reference_file), common)
+    if not usable:
+        return _unjudged(notes, started)
     if not student.complete:
         notes.insert(0, f"not judged: the compiled file could not be read in full\n{student.log}")
-    elif not usable:
-        notes.insert(0, "not judged: neither the skeleton nor the reference could be compiled")
-    if not student.complete or not usable:
         return LinkedCheck([], True, "\n".join(notes), time.monotonic() - started, False)
     known = {fact.key for b in usable for fact in b.facts}
     found = judge(student.facts, known, categories, student_file.name)
@@ -255,15 +260,9 @@ def check_built(
     built = symbols.object_facts(like.object, named, instructions=common["instructions"])
     if not (built.ok and built.complete):
         return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False)
-    usable, _ = _baselines((skeleton_file, reference_file), common)
+    usable, notes = _baselines((skeleton_file, reference_file), common)
     if not usable:
-        return LinkedCheck(
-            [],
-            True,
-            "neither the skeleton nor the reference could be compiled",
-            time.monotonic() - started,
-            False,
-        )
+        return _unjudged(notes, started)
     # Startup code is the compiler's registration, which inlining reshapes:
     # check_linked judges it, on the compile that keeps it in its functions.
     known = {f.name for b in usable for f in b.facts}
@@ -274,6 +273,12 @@ def check_built(
     ]
     found = judge(new, set(), categories, student_file.name)
     return LinkedCheck(found, True, "", time.monotonic() - started, True)
+
+
+def _unjudged(notes: list[str], started: float) -> LinkedCheck:
+    """No verdict: neither instructor's file gave its facts (notes: why)."""
+    fault = "neither the skeleton nor the reference could be compiled\n" + "\n".join(notes)
+    return LinkedCheck([], True, fault, time.monotonic() - started, False, fault)
 
 
 def _options(
