@@ -17,6 +17,14 @@ __DATE__, __TIME__). tests/attacks/attacks.toml's `policy_by_*` cases are
 such submissions; until 2026-11-28 the check compiled at -O0, for two PTX
 architectures, without the build's macros, under another name and time.
 
+A GPU lab's runner of labs/ carries the additions in its own build
+(tests/meson.build), so its file is compiled once: the check reads that
+build's object and kept PTX (kept_by_build, build_facts.kept_facts), about
+as much compiler time again saved a GPU lab (lab 07 on 2 cores: build
+1.2-1.3 core-s, the check's compile 0.96, reading the build's output 0.01).
+Lab 01's host file is compiled again: -fno-inline in its build would make a
+call of every helper in the timed CPU loop.
+
 Cost of the compile and facts of a reference file with the build's -O3
 -arch=sm_90, against the fixed -O0 command for two PTX architectures
 (symbols.py) it replaces, on a 2-core AMD EPYC, median of 3: lab 01 0.46
@@ -53,6 +61,12 @@ class BuildCompile:
     @property
     def object(self) -> Path:
         return self.directory / self.output
+
+    @property
+    def kept(self) -> Path | None:
+        """The folder of the build's kept PTX where the build's own object is
+        the check's (kept_by_build)."""
+        return kept_by_build(self.command)
 
     @property
     def named(self) -> Path:
@@ -132,14 +146,46 @@ ADDITIONS = {
 
 def check_command(like: list[str], source: Path, out_dir: Path) -> list[str]:
     """The build's command (BuildCompile.command) with the check's additions,
-    before its input and output."""
+    before its input and output: once, with out_dir as the folder of the
+    kept files, whether or not the build's command carries them already."""
     added = [
         a.replace("{out}", str(out_dir))
         for a in ADDITIONS[source.suffix if source.suffix == ".cu" else ".cpp"]
     ]
     if not optimised(like):  # the build itself defines __NO_INLINE__
         added.remove("-U__NO_INLINE__")
-    return like + added
+    return without_additions(like) + added
+
+
+def without_additions(command: list[str]) -> list[str]:
+    """The command without the check's additions (a GPU lab's runner carries
+    them: kept_by_build), and so without its folder of kept files."""
+    additions = {a for both in ADDITIONS.values() for a in both if a != "{out}"}
+    out: list[str] = []
+    skip = False
+    for arg in command:
+        if skip:
+            skip = False
+        elif arg == "-keep-dir":
+            skip = True
+        elif arg not in additions:
+            out.append(arg)
+    return out
+
+
+def kept_by_build(command: list[str]) -> Path | None:
+    """Where the build keeps the PTX of a compile that carries every one of
+    the check's additions (tests/meson.build gives them to the GPU labs'
+    runners of labs/): the build's own object is then what the check would
+    compile, so it is read instead (policy.check_linked), and the file is
+    compiled once. None for any other compile."""
+    if "-keep-dir" not in command[:-1]:
+        return None
+    kept = Path(command[command.index("-keep-dir") + 1])
+    needed = [a for a in ADDITIONS[".cu"] if a not in ("-keep-dir", "{out}")]
+    if not optimised(command):
+        needed.remove("-U__NO_INLINE__")
+    return kept if kept.is_absolute() and all(a in command for a in needed) else None
 
 
 def optimised(command: list[str]) -> bool:
@@ -161,4 +207,4 @@ def key_part(like: BuildCompile | None) -> str:
     include folders, which differ between workers' trees."""
     if like is None:
         return "default"
-    return repr([a for a in like.command if not a.startswith("-I")])
+    return repr([a for a in without_additions(like.command) if not a.startswith("-I")])

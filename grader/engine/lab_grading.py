@@ -22,7 +22,7 @@ from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
-from .lab_policy import built_violations, linked_violations, refuse, violation_text
+from .lab_policy import built_violations, linked_violations, reads_build, refuse, violation_text
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
@@ -243,20 +243,21 @@ def _grade_lab(
     check = linked_policy and impl == "labs"
     work = policy_work or build_dir / "policy"
     linked = functools.partial(linked_violations, lab, lab_dir, repo, work, build_dir, target)
-    # What the build made of the file, read once it has (policy.check_built).
     built_check = functools.partial(built_violations, lab, lab_dir, repo, work, build_dir, target)
     later = timed_later is not None and perf
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
-    # kept visible: engine/build_flags.py) and needs nothing from the build:
-    # it runs beside it ("policy" counts only the wait after). Not in the
-    # sandbox: there the build comes first, so that code the sandbox refuses
-    # is never compiled outside it. The tests run
-    # whatever it says, so where none is timed here it goes on beside them too
-    # (a batch worker waited a median 4.7 s for it after the build: h100/
-    # throughput-03888d5-*-places4.log); a timing never has a compiler beside it.
+    # kept visible: engine/build_flags.py) beside the build ("policy" counts
+    # only the wait after), or reads what the build made, after it, where the
+    # build's compile was the check's (a GPU lab's runner). Not beside it in
+    # the sandbox: there the build comes first, so that code the sandbox
+    # refuses is never compiled outside it. The tests run whatever it says, so
+    # where none is timed here it goes on beside them too (a batch worker
+    # waited a median 4.7 s for it after the build: h100/throughput-03888d5-*-
+    # places4.log); a timing never has a compiler beside it.
+    after_build = check and reads_build(lab, build_dir, target)
     with concurrent.futures.ThreadPoolExecutor(1) as beside:
-        early = beside.submit(linked) if check and not sandboxed else None
+        early = beside.submit(linked) if check and not sandboxed and not after_build else None
         with phases("build"):
             built = (
                 isolation.build(build_dir, target, tree=repo)
@@ -276,6 +277,8 @@ def _grade_lab(
                 result.status = LabStatus.POLICY
                 result.reason = "; ".join(violation_text(v) for v in violations)
             return result
+        if after_build and not (sandboxed or timed_here):
+            early = beside.submit(linked)
         if check and (early is None or timed_here):
             with phases("policy"):
                 violations += early.result() if early is not None else linked()

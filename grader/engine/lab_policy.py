@@ -44,6 +44,13 @@ def linked_violations(
     )
 
 
+def reads_build(lab: labmeta.Lab, build_dir: Path, target: str) -> bool:
+    """Whether the linked check reads what the build makes instead of
+    compiling (build_flags.kept_by_build): it must then start after the build."""
+    likes = [build_flags.for_file(build_dir, target, name) for name in lab.files]
+    return any(like is not None and like.kept is not None for like in likes)
+
+
 def built_violations(
     lab: labmeta.Lab,
     lab_dir: Path,

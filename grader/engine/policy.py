@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..labmeta import Lab
-from . import build_flags, fences, symbol_names, symbol_parse, symbols
+from . import build_facts, build_flags, fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"
@@ -216,11 +216,24 @@ def check_linked(
     that neither the skeleton nor the reference has. timeout: seconds for
     each compile. The skeleton's and reference's facts are cached under work.
     like: the build's compile of the file (build_flags.for_file), whose
-    command all three compiles then share."""
+    command all three compiles then share; where it carried the check's
+    additions (a GPU lab's runner: build_flags.kept_by_build), the student's
+    file is not compiled again, and the build's object and PTX are read (the
+    build must have run)."""
     started = time.monotonic()
     categories = categories_for(lab)
     common = _options(lab, categories, include_dirs, work, timeout, like)
-    student = symbols.compile_facts(student_file, **common)
+    kept = like.kept if like is not None and like.builds(student_file) else None
+    if like is not None and kept is not None:  # the build's compile was the check's: read it
+        student = build_facts.kept_facts(
+            like,
+            kept,
+            include_dirs=include_dirs,
+            instructions=common["instructions"],
+            timeout=timeout,
+        )
+    else:
+        student = symbols.compile_facts(student_file, **common)
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)
     usable, notes = _baselines((skeleton_file, reference_file), common)
@@ -254,10 +267,12 @@ def check_built(
     between functions, and a name any of their facts has is known. timeout:
     seconds for each baseline's compile (cached)."""
     started = time.monotonic()
+    if like.kept is not None and like.builds(student_file):  # check_linked read this object
+        return LinkedCheck([], True, "", 0.0, True)
     categories = categories_for(lab)
     common = _options(lab, categories, include_dirs, work, timeout, like)
     named = like.named if like.builds(student_file) else student_file
-    built = symbols.object_facts(like.object, named, instructions=common["instructions"])
+    built = build_facts.object_facts(like.object, named, instructions=common["instructions"])
     if not (built.ok and built.complete):
         return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False)
     usable, notes = _baselines((skeleton_file, reference_file), common)

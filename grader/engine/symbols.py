@@ -212,8 +212,14 @@ def compile_facts(
         if ran.rc != 0:
             why = f"the compiler was stopped after {timeout:.0f} s\n" if ran.rc is None else ""
             return Compiled(str(source), False, why + ran.out, time.monotonic() - started)
-        facts, notes = _read_facts(
-            named, out_dir / "x.o", out_dir, include_dirs, instructions, tools, deadline
+        facts, notes = read_facts(
+            named,
+            out_dir / "x.o",
+            kept_ptx(out_dir, named),
+            include_dirs,
+            instructions,
+            tools,
+            deadline,
         )
         return Compiled(
             str(source),
@@ -302,33 +308,24 @@ def _cache_key(
 # ---------------------------------------------------------------- reading facts
 
 
-def object_facts(
-    obj: Path,
-    named: Path,
-    *,
-    instructions: tuple[str, ...],
-    timeout: float = 60,
-    tools: Toolchain | None = None,
-) -> Compiled:
-    """The host facts of the build's object (policy.check_built), its source `named`."""
-    tools = tools or Toolchain.find()
-    started = time.monotonic()
-    if not obj.is_file():
-        return Compiled(str(named), False, f"{obj} does not exist")
-    facts, notes = _read_facts(named, obj, None, [], instructions, tools, started + timeout)
-    return Compiled(str(named), True, "\n".join(notes), 0.0, facts, complete=not notes)
+def kept_ptx(folder: Path, source: Path) -> list[Path]:
+    """The PTX nvcc -keep left in folder for source: NAME.ptx for one
+    architecture, NAME.compute_XY.ptx for several."""
+    return sorted(
+        {*folder.glob(f"{source.stem}.ptx"), *folder.glob(f"{source.stem}.compute_*.ptx")}
+    )
 
 
-def _read_facts(
+def read_facts(
     source: Path,
     obj: Path,
-    ptx_dir: Path | None,
+    ptx_files: list[Path],
     include_dirs: list[Path],
     instructions: tuple[str, ...],
     tools: Toolchain,
     deadline: float,
 ) -> tuple[list[Fact], list[str]]:
-    """The facts of obj and of the PTX in ptx_dir, and notes on anything that
+    """The facts of obj and of its PTX files, and notes on anything that
     kept them from being complete."""
     notes: list[str] = []
 
@@ -361,7 +358,7 @@ def _read_facts(
         if not section.startswith(STARTUP_SECTIONS)
     ]
     facts += startup_facts(data_refs, code.calls)
-    for ptx in sorted(ptx_dir.glob("*.ptx")) if ptx_dir else []:
+    for ptx in ptx_files:
         facts += parse_ptx(
             ptx.read_text(errors="replace"),
             source,

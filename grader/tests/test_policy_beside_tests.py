@@ -3,6 +3,7 @@ untimed tests, and its verdict still stands; where the tests are timed in
 place it has ended before they start (nothing compiles beside a timing)."""
 
 import threading
+import time
 
 from grader.engine import lab_grading, policy
 from grader.status import LabStatus
@@ -53,3 +54,38 @@ def test_tests_timed_in_place_start_after_the_policy_check(monkeypatch):
     result, order = grade(monkeypatch, perf=True, timed_later=None)
     assert order == ["policy starts", "policy ends", "tests"]
     assert result.status == LabStatus.POLICY
+
+
+def test_a_check_that_reads_what_the_build_made_starts_after_the_build(monkeypatch):
+    """Where the build's compile was the check's (a GPU lab's runner:
+    build_flags.kept_by_build), the check reads the build's object: it must
+    not start beside the build, as a compiling check does."""
+    from grader.tests import test_shared_gpu
+
+    order: list[str] = []
+
+    def slow_build(self):
+        time.sleep(0.3)  # a check started beside the build would begin first
+        order.append("built")
+
+    def linked(*a):
+        order.append("policy " + ("after" if "built" in order else "before") + " the build")
+        return []
+
+    monkeypatch.setattr(test_shared_gpu.Built, "__init__", slow_build)
+    monkeypatch.setattr(lab_grading, "reads_build", lambda *a: True)
+    monkeypatch.setattr(lab_grading, "linked_violations", linked)
+    monkeypatch.setattr(lab_grading, "built_violations", lambda *a: [])
+    for perf, timed_later in ((True, []), (False, None), (True, None)):
+        order.clear()
+        result = grade_07(
+            monkeypatch,
+            lambda *a, **k: run_with(),
+            None,
+            perf=perf,
+            linked_policy=True,
+            timed_later=timed_later,
+            gpu_count=1,
+        )
+        assert order == ["built", "policy after the build"], (perf, timed_later, order)
+        assert result.status == LabStatus.GRADED

@@ -1,0 +1,58 @@
+"""Facts of what the build made (grader/engine/symbols.py's facts, read
+without compiling): the build's own object, what runs (policy.check_built),
+and, where the build's compile carried the check's additions
+(build_flags.kept_by_build), its object and kept PTX in place of the check's
+own compile (policy.check_linked)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from . import build_flags
+from .symbols import Compiled, Toolchain, kept_ptx, read_facts
+
+
+def object_facts(
+    obj: Path,
+    named: Path,
+    *,
+    instructions: tuple[str, ...],
+    timeout: float = 60,
+    tools: Toolchain | None = None,
+) -> Compiled:
+    """The host facts of the build's object (policy.check_built), its source `named`."""
+    tools = tools or Toolchain.find()
+    started = time.monotonic()
+    if not obj.is_file():
+        return Compiled(str(named), False, f"{obj} does not exist")
+    facts, notes = read_facts(named, obj, [], [], instructions, tools, started + timeout)
+    return Compiled(str(named), True, "\n".join(notes), 0.0, facts, complete=not notes)
+
+
+def kept_facts(
+    like: build_flags.BuildCompile,
+    kept: Path,
+    *,
+    include_dirs: list[Path],
+    instructions: tuple[str, ...],
+    timeout: float,
+    tools: Toolchain | None = None,
+) -> Compiled:
+    """compile_facts's facts of the file without compiling it: the build's own
+    compile carried the check's additions (build_flags.kept_by_build), so its
+    object and the PTX it kept in `kept` are what the check's compile would
+    make."""
+    tools = tools or Toolchain.find()
+    started = time.monotonic()
+    if not like.object.is_file():
+        return Compiled(str(like.named), False, f"{like.object} does not exist")
+    ptx = kept_ptx(kept, like.named)
+    if not ptx:
+        return Compiled(str(like.named), False, f"the build kept no PTX of it in {kept}")
+    include_dirs = [Path(d).resolve() for d in include_dirs]
+    facts, notes = read_facts(
+        like.named, like.object, ptx, include_dirs, instructions, tools, started + timeout
+    )
+    seconds = time.monotonic() - started
+    return Compiled(str(like.named), True, "\n".join(notes), seconds, facts, complete=not notes)
