@@ -101,9 +101,10 @@ def _each_file(
                     name,
                     0,
                     "",
-                    "the policy check could not find how the build compiles this file "
-                    f"({build_dir / 'compile_commands.json'}, target {target}), so it "
-                    "cannot check it the way it must",
+                    NOT_GRADED + "it could not find how the build compiles this file "
+                    f"({build_dir / 'compile_commands.json'}, target {target}), which the "
+                    "grader configured",
+                    True,
                 )
             )
             continue
@@ -122,7 +123,8 @@ def _each_file(
             checked = judge()
         violations += checked.violations
         if checked.fault:  # the instructor's files: the lab is not graded (refuse)
-            violations.append(policy.Violation(name, 0, "", INSTRUCTORS + checked.fault, True))
+            why = "it could not compile the instructor's files it compares this file with: "
+            violations.append(policy.Violation(name, 0, "", NOT_GRADED + why + checked.fault, True))
         elif not checked.judged:  # it built for grading but could not be checked: fail closed
             violations.append(
                 policy.Violation(name, 0, "", unread + (checked.log.strip()[-300:] or "unknown"))
@@ -130,10 +132,9 @@ def _each_file(
     return violations
 
 
-INSTRUCTORS = (
-    "not graded: the policy check could not compile the instructor's files it compares "
-    "this file with, a fault of the machine or the grader, not of this code (a batch "
-    "grades the lab again when run again): "
+NOT_GRADED = (
+    "not graded: the policy check could not run, a fault of the machine or the grader, "
+    "not of this code (a batch grades the lab again when run again): "
 )
 
 

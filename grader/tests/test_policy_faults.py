@@ -63,7 +63,7 @@ def test_instructors_files_that_twice_did_not_compile_are_a_fault_not_a_refusal(
 ):
     found, calls = each_file(monkeypatch, tmp_path, FAULT, FAULT)
     assert calls == 2 and len(found) == 1 and found[0].fault
-    assert found[0].why.startswith(lab_policy.INSTRUCTORS)
+    assert found[0].why.startswith(lab_policy.NOT_GRADED)
     result = lab_grading.blank_result(COURSE.lab("01"), LabStatus.GRADED, "")
     result.points_correctness = 6.0
     lab_policy.refuse(result, [policy.Violation("x.cpp", 3, "std::reduce", "a library"), *found])
@@ -71,6 +71,17 @@ def test_instructors_files_that_twice_did_not_compile_are_a_fault_not_a_refusal(
     assert "std::reduce" not in result.reason  # what a fault leaves unjudged is not reported
     lab_policy.refuse(result, [policy.Violation("x.cpp", 3, "std::reduce", "a library")])
     assert result.status == LabStatus.POLICY and "std::reduce" in result.reason
+
+
+def test_a_build_folder_without_the_files_compile_is_a_fault(monkeypatch, tmp_path):
+    """compile_commands.json is the grader's (it configures the tree): a
+    compile missing from it is not the student's doing."""
+    monkeypatch.setattr(build_flags, "for_file", lambda *a: None)
+    lab = COURSE.lab("01")
+    found = lab_policy.linked_violations(
+        lab, REPO / "solutions" / lab.id, REPO, tmp_path / "work", tmp_path, "t"
+    )
+    assert len(found) == 1 and found[0].fault and "compile_commands.json" in found[0].why
 
 
 @needs_gxx
@@ -96,7 +107,7 @@ def test_the_real_check_names_a_baseline_it_could_not_compile_as_a_fault(tmp_pat
 
 @pytest.mark.parametrize("where", ["linked", "built"])
 def test_grade_lab_leaves_a_lab_ungraded_when_its_check_had_a_fault(monkeypatch, where):
-    fault = policy.Violation("reduce.cu", 0, "", lab_policy.INSTRUCTORS + "nvcc: killed", True)
+    fault = policy.Violation("reduce.cu", 0, "", lab_policy.NOT_GRADED + "nvcc: killed", True)
     monkeypatch.setattr(lab_grading, "linked_violations", lambda *a: [fault] * (where == "linked"))
     monkeypatch.setattr(lab_grading, "built_violations", lambda *a: [fault] * (where == "built"))
     result = grade_07(
