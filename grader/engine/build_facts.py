@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import build_flags
-from .symbols import Compiled, Toolchain, kept_ptx, read_facts
+from .symbols import Compiled, Toolchain, read_facts
 
 
 def object_facts(
@@ -47,8 +47,8 @@ def kept_facts(
     started = time.monotonic()
     if not like.object.is_file():
         return Compiled(str(like.named), False, f"{like.object} does not exist")
-    ptx = kept_ptx(kept, like.named)
-    if not ptx:
+    ptx = [kept / n for n in build_flags.ptx_names(like.command, like.named.stem) or []]
+    if not ptx or not all(p.is_file() for p in ptx):
         return Compiled(str(like.named), False, f"the build kept no PTX of it in {kept}")
     include_dirs = [Path(d).resolve() for d in include_dirs]
     facts, notes = read_facts(

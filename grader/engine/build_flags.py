@@ -185,7 +185,44 @@ def kept_by_build(command: list[str]) -> Path | None:
     needed = [a for a in ADDITIONS[".cu"] if a not in ("-keep-dir", "{out}")]
     if not optimised(command):
         needed.remove("-U__NO_INLINE__")
-    return kept if kept.is_absolute() and all(a in command for a in needed) else None
+    readable = kept.is_absolute() and ptx_names(command, "x") is not None
+    return kept if readable and all(a in command for a in needed) else None
+
+
+def ptx_names(command: list[str], stem: str) -> list[str] | None:
+    """The PTX files nvcc -keep writes for a source named stem.*: stem.ptx for
+    one virtual architecture, stem.compute_XY.ptx for each of several. Only
+    these are read from the build's folder, where files of an earlier
+    configuration may lie. None where the architectures are spelled in a way
+    this does not read (the check then compiles the file itself)."""
+    virtual: set[str] = set()
+    for i, arg in enumerate(command):
+        value = arg.split("=", 1)[1] if "=" in arg else None
+        if arg in ("-gencode", "--generate-code", "-arch", "--gpu-architecture"):
+            value = command[i + 1] if i + 1 < len(command) else None
+            name = arg
+        else:
+            name = arg.split("=", 1)[0]
+        if value is None:
+            continue
+        if name in ("-gencode", "--generate-code"):
+            m = re.search(r"arch=(compute_\w+)", value)
+            if m is None:
+                return None
+            virtual.add(m[1])
+        elif name in ("-arch", "--gpu-architecture"):
+            if value == "native" and not virtual:
+                virtual.add("native")
+                continue
+            m = re.fullmatch(r"(?:sm|compute)_(\w+)", value)
+            if m is None:
+                return None
+            virtual.add(f"compute_{m[1]}")
+    if not virtual or ("native" in virtual and len(virtual) > 1):
+        return None
+    if len(virtual) == 1:
+        return [f"{stem}.ptx"]
+    return sorted(f"{stem}.{v}.ptx" for v in virtual)
 
 
 def optimised(command: list[str]) -> bool:

@@ -38,6 +38,28 @@ def test_a_compile_that_carries_every_addition_is_read_where_it_keeps_its_ptx(tm
     assert build_flags.kept_by_build(carrying(tmp_path, unoptimised)) == tmp_path
 
 
+def test_only_the_ptx_this_configuration_writes_is_read():
+    """meson.build's spellings of the architectures (gpu_arch): a file of an
+    earlier configuration left in the build's folder is not read."""
+    gencode = "-gencode=arch=compute_{0},code=sm_{0}"
+    portable = [gencode.format(a) for a in ("75", "80", "86", "89", "90")]
+    portable.append("-gencode=arch=compute_90,code=compute_90")
+    assert build_flags.ptx_names(["nvcc", "-arch=sm_90"], "r") == ["r.ptx"]
+    assert build_flags.ptx_names(["nvcc", "-arch=native"], "r") == ["r.ptx"]
+    assert build_flags.ptx_names(["nvcc", "-gencode=arch=compute_75,code=compute_75"], "r") == [
+        "r.ptx"
+    ]
+    assert build_flags.ptx_names(["nvcc", *portable], "r") == [
+        f"r.compute_{a}.ptx" for a in ("75", "80", "86", "89", "90")
+    ]
+    assert build_flags.ptx_names(["nvcc", "-gencode", "arch=compute_75,code=sm_75"], "r") == [
+        "r.ptx"
+    ]
+    for unread in (["nvcc"], ["nvcc", "-arch=all"], ["nvcc", "-gencode=code=sm_90"]):
+        assert build_flags.ptx_names(unread, "r") is None
+        assert build_flags.kept_by_build(carrying(Path("/k"), unread)) is None  # compiled again
+
+
 def test_the_checks_own_compile_adds_the_additions_once_with_its_own_folder(tmp_path):
     """A baseline (the skeleton, the reference) compiled with such a command
     keeps its files in its own folder, not in the build's."""
