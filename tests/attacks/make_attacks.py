@@ -93,9 +93,9 @@ def write_attacks(
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):  # --help is no folder to write
         print(__doc__, file=sys.stderr)
-        sys.exit(2)
+        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
     args = sys.argv[2:]
     lab = args[args.index("--lab") + 1] if "--lab" in args else None
     pairs = dict(a.split("=", 1) for a in args if "=" in a)
