@@ -122,9 +122,8 @@ def _each_file(
         if not checked.judged:  # once more: a busy machine's failure is not the student's
             checked = judge()
         violations += checked.violations
-        if checked.fault:  # the instructor's files: the lab is not graded (refuse)
-            why = "it could not compile the instructor's files it compares this file with: "
-            violations.append(policy.Violation(name, 0, "", NOT_GRADED + why + checked.fault, True))
+        if checked.fault:  # not the student's doing: the lab is not graded (refuse)
+            violations.append(policy.Violation(name, 0, "", NOT_GRADED + checked.fault, True))
         elif not checked.judged:  # it built for grading but could not be checked: fail closed
             violations.append(
                 policy.Violation(name, 0, "", unread + (checked.log.strip()[-300:] or "unknown"))

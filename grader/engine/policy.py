@@ -184,8 +184,9 @@ class LinkedCheck:
     log: str = ""  # compiler output when it did not compile; notes otherwise
     seconds: float = 0.0
     judged: bool = False  # facts were compared with the skeleton's or the reference's
-    # Why neither the skeleton's nor the reference's facts could be had (their
-    # compilers' output): the machine's or the grader's fault, not the student's.
+    # Why it could not judge where that is the machine's or the grader's fault,
+    # not the student's (the instructor's files did not compile, with their
+    # compilers' output; what the build made could not be read).
     fault: str = ""
 
 
@@ -234,6 +235,9 @@ def check_linked(
         )
     else:
         student = symbols.compile_facts(student_file, **common)
+    if not student.ok and kept is not None:  # the build made it: no code of the student's
+        fault = f"it could not read what the build made of this file: {student.log}"
+        return LinkedCheck([], True, fault, time.monotonic() - started, False, fault)
     if not student.ok:
         return LinkedCheck([], False, student.log, time.monotonic() - started, False)
     usable, notes = _baselines((skeleton_file, reference_file), common)
@@ -292,7 +296,9 @@ def check_built(
 
 def _unjudged(notes: list[str], started: float) -> LinkedCheck:
     """No verdict: neither instructor's file gave its facts (notes: why)."""
-    fault = "neither the skeleton nor the reference could be compiled\n" + "\n".join(notes)
+    fault = "it could not compile the instructor's files it compares this file with: " + (
+        "neither the skeleton nor the reference could be compiled\n" + "\n".join(notes)
+    )
     return LinkedCheck([], True, fault, time.monotonic() - started, False, fault)
 
 

@@ -125,3 +125,29 @@ def test_what_the_build_made_has_the_facts_the_checks_compile_finds(tmp_path, la
     assert read.facts and set(read.facts) == set(compiled.facts)
     kinds = {f.kind for f in read.facts}
     assert {symbol_parse.HOST_SYMBOL, symbol_parse.DEVICE_SYMBOL} <= kinds  # object and PTX
+
+
+def test_what_the_build_made_that_cannot_be_read_is_a_fault_not_a_refusal(tmp_path):
+    """The build compiled the file (it succeeded), so an object or PTX that is
+    not there is not the student's doing: the check has no verdict and says
+    it is a fault (lab_policy: the lab is not graded)."""
+    lab = labmeta.load().lab("07")
+    (tmp_path / "src").mkdir()
+    student = tmp_path / "src" / lab.files[0]
+    student.write_text((REPO / "solutions" / lab.id / lab.files[0]).read_text())
+    keep = tmp_path / "build" / "r.p"
+    keep.mkdir(parents=True)
+    (keep / "x.o").write_bytes(b"")  # an object, and no PTX beside it
+    like = build_flags.BuildCompile(
+        carrying(keep), tmp_path / "build", "../src/reduce.cu", "r.p/x.o"
+    )
+    checked = policy.check_linked(
+        lab,
+        student,
+        skeleton_file=REPO / "labs" / lab.id / lab.files[0],
+        reference_file=None,
+        include_dirs=[REPO / "common"],
+        work=tmp_path / "work",
+        like=like,
+    )
+    assert not checked.judged and "the build kept no PTX" in checked.fault, checked
