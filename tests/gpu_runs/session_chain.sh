@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What a session owes on a GPU, in one chain that detached.sh can carry over
+# several device calls: each part writes under R as it goes, so a chain cut by
+# the session's device time keeps what it measured. From the repository root,
+# bubblewrap carried in .carry/ (the developers' guide says how):
+#
+#   call 1: bash tests/submissions/detached.sh start /tmp/ch env C=<full commit> \
+#             P=labs,attacks,class1,class2 bash tests/gpu_runs/session_chain.sh
+#           bash tests/submissions/detached.sh wait /tmp/ch 570 "$OUT"
+#   call 2, 3 ... (each within 30 s of the last, each naming carry .carry):
+#           bash tests/submissions/detached.sh wait /tmp/ch 590 "$OUT"
+#
+# Parts (P, in this order; default all):
+#   labs     gpucheck --parts labs,suites: every reference passes, every
+#            skeleton fails with not_implemented, the meson suites (about 215 s)
+#   attacks  gpucheck --parts attacks --attack-labs 07,09, both usual modes
+#            (about 300-340 s)
+#   class1   issue 16's 11-lab class on the first GPU and half the cores
+#            (ONE_GPU=1), --cpu-by-command (about 560 s with CLASS_S=540)
+#   class2   the same class on every GPU and core: over class1, issue 16's
+#            ratio (about 560 s)
+# C: the commit the tree is (the machine's .git may lag); R: where results go
+# (default /tmp/ch/r); CLASS_S: each class part's span (default 540).
+set -u
+: "${C:?the full commit the tree is}"
+export LAB_GIT_COMMIT=$C PATH=$PWD/.carry/bin:$PATH LD_LIBRARY_PATH=$PWD/.carry/lib
+R=${R:-/tmp/ch/r}
+P=${P:-labs,attacks,class1,class2}
+mkdir -p "$R"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+nproc
+has() { [[ ",$P," == *",$1,"* ]]; }
+if has labs; then
+  t=$SECONDS
+  python3 -m grader gpucheck --out "$R/labs" --arch sm_90 --parts labs,suites > "$R/labs-log.txt" 2>&1
+  echo "labs,suites rc $? in $((SECONDS - t)) s"
+  tail -25 "$R/labs-log.txt"
+fi
+if has attacks; then
+  t=$SECONDS
+  python3 -m grader gpucheck --out "$R/att" --arch sm_90 --parts attacks --attack-labs 07,09 \
+    > "$R/att-log.txt" 2>&1
+  echo "attacks rc $? in $((SECONDS - t)) s"
+  tail -8 "$R/att-log.txt"
+fi
+for part in class1 class2; do
+  has "$part" || continue
+  t=$SECONDS
+  one=
+  [[ $part == class1 ]] && one=1
+  env OUT="$R/$part" PARTS=new LABS=course COPIES=10 JOBS=16 SHARED_CALL=10 \
+    THROUGHPUT_S="${CLASS_S:-540}" CPU_BY_COMMAND=1 ${one:+ONE_GPU=1} \
+    bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
+  echo "$part rc $? in $((SECONDS - t)) s"
+  tail -6 "$R/$part-console.txt"
+done
