@@ -18,16 +18,21 @@ def object_facts(
     named: Path,
     *,
     instructions: tuple[str, ...],
+    ptx: list[Path] | None = None,
+    include_dirs: list[Path] | None = None,
     timeout: float = 60,
     tools: Toolchain | None = None,
 ) -> Compiled:
-    """The host facts of the build's object (policy.check_built), its source `named`."""
+    """The facts of the build's object `obj` of the source `named`: its host
+    facts (policy.check_built), and the device facts of `ptx` where given."""
     tools = tools or Toolchain.find()
     started = time.monotonic()
     if not obj.is_file():
         return Compiled(str(named), False, f"{obj} does not exist")
-    facts, notes = read_facts(named, obj, [], [], instructions, tools, started + timeout)
-    return Compiled(str(named), True, "\n".join(notes), 0.0, facts, complete=not notes)
+    dirs = [Path(d).resolve() for d in include_dirs or []]
+    facts, notes = read_facts(named, obj, ptx or [], dirs, instructions, tools, started + timeout)
+    seconds = time.monotonic() - started
+    return Compiled(str(named), True, "\n".join(notes), seconds, facts, complete=not notes)
 
 
 def kept_facts(
@@ -43,16 +48,15 @@ def kept_facts(
     compile carried the check's additions (build_flags.kept_by_build), so its
     object and the PTX it kept in `kept` are what the check's compile would
     make."""
-    tools = tools or Toolchain.find()
-    started = time.monotonic()
-    if not like.object.is_file():
-        return Compiled(str(like.named), False, f"{like.object} does not exist")
     ptx = [kept / n for n in build_flags.ptx_names(like.command, like.named.stem) or []]
     if not ptx or not all(p.is_file() for p in ptx):
         return Compiled(str(like.named), False, f"the build kept no PTX of it in {kept}")
-    include_dirs = [Path(d).resolve() for d in include_dirs]
-    facts, notes = read_facts(
-        like.named, like.object, ptx, include_dirs, instructions, tools, started + timeout
+    return object_facts(
+        like.object,
+        like.named,
+        instructions=instructions,
+        ptx=ptx,
+        include_dirs=include_dirs,
+        timeout=timeout,
+        tools=tools,
     )
-    seconds = time.monotonic() - started
-    return Compiled(str(like.named), True, "\n".join(notes), seconds, facts, complete=not notes)

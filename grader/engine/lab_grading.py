@@ -22,7 +22,7 @@ from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from . import policy, run_env
-from .lab_policy import built_violations, linked_violations, reads_build, refuse, violation_text
+from .lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
@@ -248,13 +248,13 @@ def _grade_lab(
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
     # kept visible: engine/build_flags.py) beside the build ("policy" counts
-    # only the wait after), or reads what the build made, after it, where the
-    # build's compile was the check's (a GPU lab's runner). Not beside it in
-    # the sandbox: there the build comes first, so that code the sandbox
-    # refuses is never compiled outside it. The tests run whatever it says, so
-    # where none is timed here it goes on beside them too (a batch worker
+    # only the wait after), and beside the untimed tests too (a batch worker
     # waited a median 4.7 s for it after the build: h100/throughput-03888d5-*-
-    # places4.log); a timing never has a compiler beside it.
+    # places4.log); a timing never has a compiler beside it. Not in the
+    # sandbox: there the build comes first, so that code the sandbox refuses
+    # is never compiled outside it. What the build made (a GPU lab's runner
+    # is the check's compile, and every build's object) is read after the
+    # build and before any of the student's code runs, which could rewrite it.
     after_build = check and reads_build(lab, build_dir, target)
     with concurrent.futures.ThreadPoolExecutor(1) as beside:
         early = beside.submit(linked) if check and not sandboxed and not after_build else None
@@ -274,16 +274,16 @@ def _grade_lab(
                 )
             result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
             if violations:
-                result.status = LabStatus.POLICY
-                result.reason = "; ".join(violation_text(v) for v in violations)
+                refuse(result, violations)
             return result
-        if after_build and not (sandboxed or timed_here):
-            early = beside.submit(linked)
         if check and (early is None or timed_here):
             with phases("policy"):
                 violations += early.result() if early is not None else linked()
                 violations += built_check(violations)
             early = None
+        elif check:
+            with phases("policy"):
+                read_built = built_check([])
         own = isolation is None
         iso = isolation_mod.contained() if own else isolation
         try:
@@ -388,7 +388,7 @@ def _grade_lab(
         if early is not None:
             with phases("policy"):
                 violations += early.result()
-                violations += built_check(violations)
+                violations += not_named(read_built, violations)
     if violations:
         refuse(result, violations)
     elif later and timed_later is not None and timed_tests_later(lab, result):

@@ -65,7 +65,6 @@ def built_violations(
     cannot be read fails closed. What `linked` (linked_violations's findings)
     already names in a file is left out: the build's object has no line
     tables, so the same call would show twice, once without its line."""
-    named = {(v.file, v.found) for v in linked}
     found = _each_file(
         policy.check_built,
         "the policy check could not read what the build made of this file: ",
@@ -76,7 +75,15 @@ def built_violations(
         build_dir,
         target,
     )
-    return [v for v in found if (v.file, v.found) not in named]
+    return not_named(found, linked)
+
+
+def not_named(
+    built: list[policy.Violation], linked: list[policy.Violation]
+) -> list[policy.Violation]:
+    """built_violations's findings that `linked` does not name already."""
+    named = {(v.file, v.found) for v in linked}
+    return [v for v in built if (v.file, v.found) not in named]
 
 
 def _each_file(

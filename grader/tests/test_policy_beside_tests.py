@@ -59,7 +59,8 @@ def test_tests_timed_in_place_start_after_the_policy_check(monkeypatch):
 def test_a_check_that_reads_what_the_build_made_starts_after_the_build(monkeypatch):
     """Where the build's compile was the check's (a GPU lab's runner:
     build_flags.kept_by_build), the check reads the build's object: it must
-    not start beside the build, as a compiling check does."""
+    not start beside the build, as a compiling check does, and must end
+    before the tests run the student's code, which could rewrite it."""
     from grader.tests import test_shared_gpu
 
     order: list[str] = []
@@ -69,7 +70,9 @@ def test_a_check_that_reads_what_the_build_made_starts_after_the_build(monkeypat
         order.append("built")
 
     def linked(*a):
-        order.append("policy " + ("after" if "built" in order else "before") + " the build")
+        after = "built" in order
+        time.sleep(0.2)  # a check beside the tests would end after they began
+        order.append("policy " + ("after" if after else "before") + " the build")
         return []
 
     monkeypatch.setattr(test_shared_gpu.Built, "__init__", slow_build)
@@ -80,12 +83,38 @@ def test_a_check_that_reads_what_the_build_made_starts_after_the_build(monkeypat
         order.clear()
         result = grade_07(
             monkeypatch,
-            lambda *a, **k: run_with(),
+            lambda *a, **k: order.append("tests") or run_with(),
             None,
             perf=perf,
             linked_policy=True,
             timed_later=timed_later,
             gpu_count=1,
         )
-        assert order == ["built", "policy after the build"], (perf, timed_later, order)
+        assert order[:2] == ["built", "policy after the build"], (perf, timed_later, order)
+        assert order[2:] and set(order[2:]) == {"tests"}, order
         assert result.status == LabStatus.GRADED
+
+
+def test_the_builds_object_is_read_before_the_students_code_runs(monkeypatch):
+    """policy.check_built reads the build's own object: before the tests, even
+    where the compiling check goes on beside them, and what it finds is kept."""
+    order: list[str] = []
+    found = policy.Violation("reduce.cu", 0, "std::system", "a process")
+
+    def built(*a):
+        order.append("object read")
+        return [found]
+
+    monkeypatch.setattr(lab_grading, "linked_violations", lambda *a: order.append("linked") or [])
+    monkeypatch.setattr(lab_grading, "built_violations", built)
+    result = grade_07(
+        monkeypatch,
+        lambda *a, **k: order.append("tests") or run_with(),
+        None,
+        perf=True,
+        linked_policy=True,
+        timed_later=[],
+        gpu_count=1,
+    )
+    assert order.index("object read") < order.index("tests"), order
+    assert result.status == LabStatus.POLICY and "std::system" in result.reason
