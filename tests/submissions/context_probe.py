@@ -15,7 +15,9 @@ fewer processes per lab; if the allocations scale instead, it is fewer
 allocations per case.
 
 usage: context_probe.py OUT [--arch sm_90] [--ks 1,4,8,16] [--allocations 0,64] [--rounds 2]
-                        [--envs ';NAME=VALUE,...'] [--round-trips N]
+                        [--envs ';NAME=VALUE,...'] [--round-trips N] [--spread]
+--spread: each K also with its processes dealt in turn over every visible GPU
+(is what serialises the starts the machine's or each GPU's?).
 Writes OUT/context-probe.json after every row and prints each row."""
 
 from __future__ import annotations
@@ -156,14 +158,27 @@ def build(arch: str) -> Path:
 
 
 def together(
-    probe: Path, k: int, allocations: int, gpu: str, variables: dict[str, str], round_trips: int = 0
+    probe: Path,
+    k: int,
+    allocations: int,
+    on: list[str],
+    variables: dict[str, str],
+    round_trips: int = 0,
 ) -> list[dict]:
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, **variables)
+    """K probes started together, the i-th on GPU on[i % len(on)]."""
     started = time.monotonic()
     # The round trips start together, once every context is up (k * 0.3 s is ample).
     start_at_ms = int((time.time() + 1 + 0.3 * k) * 1000) if round_trips else 0
     argv = [str(probe), str(allocations), str(round_trips), str(start_at_ms)]
-    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(k)]
+    procs = [
+        subprocess.Popen(
+            argv,
+            env=dict(os.environ, CUDA_VISIBLE_DEVICES=on[i % len(on)], **variables),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(k)
+    ]
     results = []
     for p in procs:
         out, _ = p.communicate(timeout=300)
@@ -192,6 +207,11 @@ def main() -> int:
         help="N: then each process makes N GPU round trips (a tiny kernel, a 4-byte read back), "
         "all K started together: does the GPU serve other contexts' round trips one at a time?",
     )
+    ap.add_argument(
+        "--spread",
+        action="store_true",
+        help="each K also dealt over every visible GPU in turn: the machine's serial part or each GPU's?",
+    )
     args = ap.parse_args()
     ids = gpus.visible_gpus()
     if not ids:
@@ -204,13 +224,17 @@ def main() -> int:
         f"{'environment':<34}{'allocs':>6}{'k':>4}{'context ms (median, max)':>27}"
         f"{'allocs ms (median)':>20}{'trips ms (median)':>19}  all ok"
     )
+    spreads = [ids[:1], ids] if args.spread and len(ids) > 1 else [ids[:1]]
     plan = itertools.product(
-        environments(args.envs), map(int, args.allocations.split(",")), map(int, args.ks.split(","))
+        environments(args.envs),
+        map(int, args.allocations.split(",")),
+        map(int, args.ks.split(",")),
+        spreads,
     )
-    for variables, allocations, k in plan:
-        named = env_name(variables)
+    for variables, allocations, k, on in plan:
+        named = env_name(variables) + (f" over {len(on)} GPUs" if len(on) > 1 else "")
         for round_ in range(args.rounds):
-            each = together(probe, k, allocations, ids[0], variables, args.round_trips)
+            each = together(probe, k, allocations, on, variables, args.round_trips)
             ok = [r for r in each if r["exit"] == 0]
             context = [r["context_ms"] for r in ok] or [float("nan")]
             allocs = [r["allocations_ms"] for r in ok] or [float("nan")]
@@ -219,6 +243,7 @@ def main() -> int:
                 "environment": variables,
                 "allocations": allocations,
                 "k": k,
+                "gpus": len(on),
                 "round": round_ + 1,
                 "context_ms_median": statistics.median(context),
                 "context_ms_max": max(context),
@@ -230,7 +255,7 @@ def main() -> int:
             }
             rows.append(row)
             (args.out / "context-probe.json").write_text(
-                json.dumps({"gpu": ids[0], "rows": rows}, indent=2) + "\n"
+                json.dumps({"gpus": ids, "rows": rows}, indent=2) + "\n"
             )
             print(
                 f"{named:<34}{allocations:>6}{k:>4}{row['context_ms_median']:>14.1f}"
