@@ -67,6 +67,10 @@ class Worker:
         self.machine = machine  # the machine gate, when workers share it
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
+        # One folder for the batch's workers: the instructor's files are
+        # compiled for the policy check once a batch, not once a worker
+        # (engine/facts_cache.py; the lead's preflight fills it).
+        self.policy_work = root.parent / "policy"
 
     @property
     def gpu_count(self) -> int:
@@ -350,7 +354,7 @@ class Worker:
             gpu_expected=self.gpu_expected,
             ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
             linked_policy=self.config.linked_policy,
-            policy_work=self.root / "policy",
+            policy_work=self.policy_work,
             gate=self.group.gate,
             timed_later=timed,
             gpu_count=self.gpu_count,

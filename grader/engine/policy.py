@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..labmeta import Lab
-from . import build_facts, build_flags, fences, symbol_names, symbol_parse, symbols
+from . import build_facts, build_flags, facts_cache, fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
 
 POLICY_TOML = Path(__file__).resolve().parent / "policy.toml"
@@ -191,7 +191,7 @@ class LinkedCheck:
 
 
 class _CompileOptions(TypedDict):
-    """symbols.compile_facts's (and cached_facts's) options, the same for every file."""
+    """symbols.compile_facts's (and facts_cache.cached_facts's) options, the same for every file."""
 
     include_dirs: list[Path]
     rdc: bool
@@ -325,7 +325,7 @@ def _baselines(
 ) -> tuple[list[symbols.Compiled], list[str]]:
     """The skeleton's and the reference's facts (cached) that can be used, and
     a note for each that cannot."""
-    baselines = [symbols.cached_facts(f, **common) for f in files if f is not None]
+    baselines = [facts_cache.cached_facts(f, **common) for f in files if f is not None]
     notes = [
         f"{Path(b.source).parent.name}/{Path(b.source).name} (instructor's) could not be "
         f"read:\n{b.log[-2000:]}"

@@ -23,7 +23,6 @@ at the timeout, output capped; reading the facts takes under 0.1 s.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -231,78 +230,6 @@ def compile_facts(
         )
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
-
-
-def cached_facts(
-    source: Path,
-    *,
-    include_dirs: list[Path],
-    rdc: bool,
-    work: Path,
-    timeout: float,
-    instructions: tuple[str, ...],
-    tools: Toolchain | None = None,
-    like: build_flags.BuildCompile | None = None,
-) -> Compiled:
-    """compile_facts, cached in work/facts-cache by everything that decides the
-    result: the file's content, the headers' content, the flags, the tools.
-    For the skeleton and the reference, which a batch meets once per student."""
-    tools = tools or Toolchain.find()
-    if not source.is_file():
-        return Compiled(str(source), False, "the file is missing")
-    key = _cache_key(source, include_dirs, rdc, instructions, tools, like)
-    entry = work / "facts-cache" / f"{key}.json"
-    if entry.exists():
-        try:
-            return Compiled.from_json(entry.read_text())
-        except (ValueError, TypeError, KeyError):
-            pass  # a damaged entry: compile again and overwrite it
-    compiled = compile_facts(
-        source,
-        include_dirs=include_dirs,
-        rdc=rdc,
-        work=work,
-        timeout=timeout,
-        instructions=instructions,
-        tools=tools,
-        like=like,
-    )
-    if compiled.ok and compiled.complete:  # a failure may be a busy machine's: retry next time
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=entry.parent, suffix=".tmp", delete=False) as f:
-            f.write(compiled.to_json())
-        os.replace(f.name, entry)  # atomic: parallel workers never read half an entry
-    return compiled
-
-
-def _cache_key(
-    source: Path,
-    include_dirs: list[Path],
-    rdc: bool,
-    instructions: tuple[str, ...],
-    tools: Toolchain,
-    like: build_flags.BuildCompile | None = None,
-) -> str:
-    h = hashlib.sha256()
-    for part in (
-        str(FORMAT),
-        source.name,
-        str(rdc),
-        repr(instructions),
-        repr(tools),
-        repr(compile_command(Path("S"), Path("D"), [], rdc, tools)),
-        build_flags.key_part(like),
-    ):
-        h.update(part.encode() + b"\0")
-    h.update(source.read_bytes())
-    for d in include_dirs:  # the headers decide what the file compiles to
-        for header in sorted(p for p in Path(d).rglob("*") if p.is_file()):
-            h.update(str(header.relative_to(d)).encode() + b"\0" + header.read_bytes())
-    for tool in (tools.nvcc, tools.gxx):  # a toolkit upgrade changes the facts
-        if tool:
-            stat = Path(tool).resolve().stat()
-            h.update(f"{tool}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return h.hexdigest()[:32]
 
 
 # ---------------------------------------------------------------- reading facts

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import fences, policy, symbol_names, symbols
+from grader.engine import facts_cache, fences, policy, symbol_names, symbols
 from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
@@ -99,7 +99,7 @@ LAB_FILES = [
 
 def instructors_facts(lab: labmeta.Lab, which: str, work: Path) -> symbols.Compiled:
     """As check_linked compiles them, so that its cache serves both."""
-    return symbols.cached_facts(
+    return facts_cache.cached_facts(
         REPO / which / lab.id / lab.files[0],
         include_dirs=[COMMON],
         rdc=lab.rdc,
