@@ -22,7 +22,10 @@
 # C: the commit the tree is (the machine's .git may lag); R: where results go
 # (default /tmp/ch/r); CLASS_S: each class part's span (default 540); JOBS:
 # workers a GPU in the class parts (default 16; at 80edc82 one H200's 16
-# workers left its cores 51% busy and the GPU 52% used).
+# workers left its cores 51% busy and the GPU 52% used); PLACES: the batch's
+# compute-sanitizer places (default: a quarter of the cores; there a lab's
+# memcheck waited a median 5.7 s to start; the same count on one GPU and on
+# all, so compare one part with another only at equal PLACES).
 set -u
 : "${C:?the full commit the tree is}"
 export LAB_GIT_COMMIT=$C PATH=$PWD/.carry/bin:$PATH LD_LIBRARY_PATH=$PWD/.carry/lib
@@ -51,7 +54,7 @@ for part in class1 class2; do
   one=
   [[ $part == class1 ]] && one=1
   env OUT="$R/$part" PARTS=new LABS=course COPIES=10 JOBS="${JOBS:-16}" SHARED_CALL=10 \
-    THROUGHPUT_S="${CLASS_S:-540}" CPU_BY_COMMAND=1 ${one:+ONE_GPU=1} \
+    THROUGHPUT_S="${CLASS_S:-540}" CPU_BY_COMMAND=1 ${one:+ONE_GPU=1} ${PLACES:+PLACES=$PLACES} \
     bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
   echo "$part rc $? in $((SECONDS - t)) s"
   tail -6 "$R/$part-console.txt"
