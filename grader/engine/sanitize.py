@@ -37,7 +37,7 @@ DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
 TOOL_SECONDS = 600.0  # one tool over a lab's small cases, at most
 # Dynamic parallelism (lab 10): racecheck and synccheck report hazards in the
 # reference solution's child launches (H200, CUDA 13.0: tests/gpu_runs/h200/
-# trusted-grades.json), which their documentation does not support; memcheck only.
+# trusted-grades.json.gz), which their documentation does not support; memcheck only.
 RDC_TOOLS = ("memcheck",)
 # Small, quick cases: the tools slow kernels down by 10-100x.
 SMALL_CASES = (
