@@ -10,7 +10,13 @@
 #   call 2, 3 ... (each within 30 s of the last, each naming carry .carry):
 #           bash tests/submissions/detached.sh wait /tmp/ch 590 "$OUT"
 #
-# Parts (P, in this order; default all):
+# Parts (P, in this order; default labs,attacks,class1,class2):
+#   study    what a test run's start waits for, one GPU against all
+#            (gpu_spread_study.py, the start-only test, K = 1, 16, 32): the
+#            runner as a batch wraps it, without its network namespace
+#            (shared-net), and bare (plain); then memcheck's start, contained
+#            and plain (shared-net would let two sanitizers' sockets meet)
+#            (about 250 s)
 #   labs     gpucheck --parts labs,suites: every reference passes, every
 #            skeleton fails with not_implemented, the meson suites (about 215 s)
 #   attacks  gpucheck --parts attacks --attack-labs 07,09, both usual modes
@@ -35,6 +41,18 @@ mkdir -p "$R"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc
 has() { [[ ",$P," == *",$1,"* ]]; }
+if has study; then
+  t=$SECONDS
+  for tool in none memcheck; do
+    wraps=contained,shared-net,plain
+    [[ $tool == none ]] || wraps=contained,plain
+    python3 tests/submissions/gpu_spread_study.py "$R/study-$tool" --arch sm_90 --ks 1,16,32 \
+      --rounds 1 --tests 'start=*EmptyInputGivesIdentity' --wraps "$wraps" --tools "$tool" \
+      --envs 'CUDA_DEVICE_MAX_CONNECTIONS=1' > "$R/study-$tool-log.txt" 2>&1
+    echo "study $tool rc $? in $((SECONDS - t)) s"
+    cat "$R/study-$tool-log.txt"
+  done
+fi
 if has labs; then
   t=$SECONDS
   python3 -m grader gpucheck --out "$R/labs" --arch sm_90 --parts labs,suites > "$R/labs-log.txt" 2>&1
