@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import itertools
 import json
@@ -42,6 +43,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grader import labmeta  # noqa: E402
+from grader.commands.gpucheck import machine  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus  # noqa: E402
@@ -190,6 +192,7 @@ def main() -> int:
     if not build_solutions(build, args.arch, [lab]):
         return 1
     rows: list[dict] = []
+    facts = dataclasses.asdict(machine())  # GPUs, driver, commit, date: what the figures are of
     print(
         f"{'wrap':<10}{'tool':<10}{'tests':<9}{'environment':<32}{'placement':<24}{'runs':>5}"
         f"{'median s':>10}{'max s':>8}{'wall s':>8}  all passed"
@@ -222,7 +225,8 @@ def main() -> int:
             }
             rows.append(row)
             (args.out / "gpu-spread-study.json").write_text(
-                json.dumps({"lab": lab.id, "gpus": ids, "rows": rows}, indent=2) + "\n"
+                json.dumps({"machine": facts, "lab": lab.id, "gpus": ids, "rows": rows}, indent=2)
+                + "\n"
             )
             print(
                 f"{spec.wrap:<10}{spec.tool:<10}{spec.tests_name:<9}{env_name(dict(spec.variables)):<32}"
