@@ -181,6 +181,7 @@ def _run_locked(
     pace.write_status(config.out / "status.json")
     errors: list[BaseException] = []
     prepared = threading.Barrier(len(workers))
+    measured = threading.Barrier(max(1, sum(1 for w in workers if w.lead)))
     ready = threading.Barrier(len(workers))
 
     stop = threading.Event()  # set when the batch is interrupted
@@ -211,10 +212,12 @@ def _run_locked(
                 # The others of its GPU only build: the GPU is quiet for these.
                 worker.measure_ceilings(runnable, course, "before")
                 _check_calibration(worker, config)
+                _wait(measured)  # no lead's preflight compiles while another measures
                 if config.preflight:
                     worker.preflight(course, runnable, progress)
         except BaseException as e:  # noqa: BLE001 - reported after the join
             errors.append(e)
+            measured.abort()  # a lead that failed never comes to it
         _wait(ready)
         if errors:
             worker.close()

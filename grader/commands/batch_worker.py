@@ -23,7 +23,7 @@ from ..infra.gate import Gate, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
-from . import timed_stage
+from . import preflight_warm, timed_stage
 from .seed_build import seed_build
 from .batch_config import BatchConfig, BatchError
 from .gpu_group import Ceiling, GpuGroup
@@ -179,11 +179,12 @@ class Worker:
         """The reference solutions, graded as a student's would be: each must get
         every correctness point here, or the batch stops."""
         install_reference(course, self.src / "labs")
+        ours = [lab for lab in labs if self.gradable(lab)]
+        work = self.policy_work if self.config.linked_policy else None
+        preflight_warm.warm(ours, self.src, self.build, work, self.sandbox is None, progress)
         cell = self.isolation("reference-preflight")
         try:
-            for lab in labs:
-                if not self.gradable(lab):
-                    continue  # never graded here (lab_grading.cannot_grade): nothing to check
+            for lab in ours:  # a lab never graded here (cannot_grade) has nothing to check
                 # The linked policy check too: the reference against itself must
                 # compile and be judged clean here, or no student's file can be.
                 # Timed too: a student's feedback quotes the reference's fraction on

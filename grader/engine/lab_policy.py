@@ -5,14 +5,15 @@ grade_lab runs it."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .. import labmeta
 from ..results import LabResult
 from ..status import LabStatus
 from ..infra import toolchain
-from . import build_flags, policy
+from . import build_flags, facts_cache, policy
 
 
 def violation_text(v: policy.Violation) -> str:
@@ -86,6 +87,46 @@ def not_named(
     return [v for v in built if (v.file, v.found) not in named]
 
 
+def _instructors(
+    lab: labmeta.Lab, repo: Path, policy_work: Path, build_dir: Path, target: str
+) -> Iterator[tuple[str, build_flags.BuildCompile | None, dict[str, Any]]]:
+    """Each of the lab's files that has a reference (a student's own copy has
+    none: the instructor's batch checks it): its name, the build's compile of
+    it (None where the build has none), and the options every check of it
+    takes besides that compile (the instructor's files, the facts cache)."""
+    for name in lab.files:
+        reference = reference_file(repo, lab, name)
+        if reference is None:
+            continue
+        shared = {
+            "skeleton_file": toolchain.REPO / "labs" / lab.id / name,
+            "reference_file": reference,
+            "include_dirs": [repo / "common"],
+            "work": policy_work,
+        }
+        yield name, build_flags.for_file(build_dir, target, name), shared
+
+
+def baseline_compiles(
+    lab: labmeta.Lab, repo: Path, policy_work: Path, build_dir: Path, target: str
+) -> list[Callable[[], object]]:
+    """The compiles of the skeleton and the reference that the lab's checks
+    read from the facts cache (facts_cache.cached_facts), one call each, to run
+    at once before the checks need them (Worker.preflight)."""
+    calls: list[Callable[[], object]] = []
+    categories = policy.categories_for(lab)
+    for _name, like, shared in _instructors(lab, repo, policy_work, build_dir, target):
+        if like is None:
+            continue  # its check says so
+        # The checks' own options (timeout aside): the same cache entries.
+        options = policy.compile_options(
+            lab, categories, shared["include_dirs"], policy_work, 120, like
+        )
+        for instructors in (shared["skeleton_file"], shared["reference_file"]):
+            calls.append(functools.partial(facts_cache.cached_facts, instructors, **options))
+    return calls
+
+
 def _each_file(
     check: Callable[..., policy.LinkedCheck],
     unread: str,
@@ -97,11 +138,7 @@ def _each_file(
     target: str,
 ) -> list[policy.Violation]:
     violations: list[policy.Violation] = []
-    for name in lab.files:
-        reference = reference_file(repo, lab, name)
-        if reference is None:
-            continue  # a student's own copy: the instructor's batch runs this check
-        like = build_flags.for_file(build_dir, target, name)
+    for name, like, shared in _instructors(lab, repo, policy_work, build_dir, target):
         if like is None:
             violations.append(
                 policy.Violation(
@@ -115,16 +152,7 @@ def _each_file(
                 )
             )
             continue
-        judge = functools.partial(
-            check,
-            lab,
-            lab_dir / name,
-            like=like,
-            skeleton_file=toolchain.REPO / "labs" / lab.id / name,
-            reference_file=reference,
-            include_dirs=[repo / "common"],
-            work=policy_work,
-        )
+        judge = functools.partial(check, lab, lab_dir / name, like=like, **shared)
         checked = judge()
         if not checked.judged:  # once more: a busy machine's failure is not the student's
             checked = judge()

@@ -223,7 +223,7 @@ def check_linked(
     build must have run)."""
     started = time.monotonic()
     categories = categories_for(lab)
-    common = _options(lab, categories, include_dirs, work, timeout, like)
+    common = compile_options(lab, categories, include_dirs, work, timeout, like)
     kept = like.kept if like is not None and like.builds(student_file) else None
     if like is not None and kept is not None:  # the build's compile was the check's: read it
         student = build_facts.kept_facts(
@@ -274,7 +274,7 @@ def check_built(
     if like.kept is not None and like.builds(student_file):  # check_linked read this object
         return LinkedCheck([], True, "", 0.0, True)
     categories = categories_for(lab)
-    common = _options(lab, categories, include_dirs, work, timeout, like)
+    common = compile_options(lab, categories, include_dirs, work, timeout, like)
     named = like.named if like.builds(student_file) else student_file
     built = build_facts.object_facts(like.object, named, instructions=common["instructions"])
     if not (built.ok and built.complete):
@@ -302,7 +302,7 @@ def _unjudged(notes: list[str], started: float) -> LinkedCheck:
     return LinkedCheck([], True, fault, time.monotonic() - started, False, fault)
 
 
-def _options(
+def compile_options(
     lab: Lab,
     categories: tuple[Category, ...],
     include_dirs: list[Path],

@@ -192,3 +192,37 @@ def test_the_workers_of_one_batch_grade_with_one_policy_folder(tmp_path, monkeyp
         worker._grade_lab(LAB01, None, {})
     assert len(seen) == 2 and seen[0] == seen[1]
     assert not seen[0].is_relative_to(tmp_path / "out" / "workers" / "w0")
+
+
+def test_the_preflights_early_compiles_are_the_entries_the_checks_read(tmp_path, monkeypatch):
+    """lab_policy.baseline_compiles (the preflight's, all labs at once) makes
+    the very entries the linked check then reads: the check compiles only
+    the student's file."""
+    from grader.engine import lab_policy
+
+    lab = labmeta.load().lab("07_atomic_finish")
+    tree = tmp_path / "workers" / "w0" / "src"
+    shutil.copytree(REPO / "common", tree / "common")
+    shutil.copytree(REPO / "labs" / lab.id, tree / "labs" / lab.id)
+    tree_like(tree, lab.id)
+    baselines: list[Path] = []
+    students: list[Path] = []
+    monkeypatch.setattr(
+        facts_cache, "compile_facts", lambda s, **_kw: baselines.append(s) or compiled(s)
+    )
+    monkeypatch.setattr(
+        symbols, "compile_facts", lambda s, **_kw: students.append(s) or compiled(s)
+    )
+    work, target = tmp_path / "workers" / "policy", f"{lab.id}-runner-labs"
+    calls = lab_policy.baseline_compiles(lab, tree, work, tree / "build", target)
+    for c in calls:
+        c()
+    assert len(calls) == 2 and sorted(p.parent.parent.name for p in baselines) == [
+        "labs",
+        "solutions",
+    ]
+    student = tmp_path / "student"  # not the file the build compiles: compiled, not read
+    shutil.copytree(REPO / "solutions" / lab.id, student)
+    found = lab_policy.linked_violations(lab, student, tree, work, tree / "build", target)
+    assert found == [] and students == [student / "reduce.cu"]
+    assert len(baselines) == 2, "the check compiled an instructor's file again: another key"
