@@ -192,7 +192,8 @@ def main() -> int:
     if not build_solutions(build, args.arch, [lab]):
         return 1
     rows: list[dict] = []
-    facts = dataclasses.asdict(machine())  # GPUs, driver, commit, date: what the figures are of
+    # GPUs, driver, commit, date: what the figures are of ("host": "machine" names a gpucheck file)
+    facts = dataclasses.asdict(machine())
     print(
         f"{'wrap':<10}{'tool':<10}{'tests':<9}{'environment':<32}{'placement':<24}{'runs':>5}"
         f"{'median s':>10}{'max s':>8}{'wall s':>8}  all passed"
@@ -225,7 +226,7 @@ def main() -> int:
             }
             rows.append(row)
             (args.out / "gpu-spread-study.json").write_text(
-                json.dumps({"machine": facts, "lab": lab.id, "gpus": ids, "rows": rows}, indent=2)
+                json.dumps({"host": facts, "lab": lab.id, "gpus": ids, "rows": rows}, indent=2)
                 + "\n"
             )
             print(
