@@ -11,12 +11,14 @@
 #           bash tests/submissions/detached.sh wait /tmp/ch 590 "$OUT"
 #
 # Parts (P, in this order; default labs,attacks,class1,class2):
-#   study    what a test run's start waits for, one GPU against all
-#            (gpu_spread_study.py, the start-only test, K = 1, 16, 32): the
-#            runner as a batch wraps it, without its network namespace
-#            (shared-net), and bare (plain); then memcheck's start, contained
-#            and plain (shared-net would let two sanitizers' sockets meet)
-#            (about 250 s)
+#   study    what a run's start costs that is its runner's alone
+#            (gpu_spread_study.py --passes 1,4, the start-only test, K = 1, 16,
+#            32 runs at once): one checker and one runner a run, against one
+#            checker and four runners one after another; how much of a start
+#            a checker kept across a worker's labs would save. (At e1d94fb
+#            the study of wrappings: the namespaces add nothing to the part
+#            the machine serves one run at a time; h200x2/gpu-spread-study-*.)
+#            (about 100 s)
 #   labs     gpucheck --parts labs,suites: every reference passes, every
 #            skeleton fails with not_implemented, the meson suites (about 215 s)
 #   attacks  gpucheck --parts attacks --attack-labs 07,09, both usual modes
@@ -43,15 +45,11 @@ nproc
 has() { [[ ",$P," == *",$1,"* ]]; }
 if has study; then
   t=$SECONDS
-  for tool in none memcheck; do
-    wraps=contained,shared-net,plain
-    [[ $tool == none ]] || wraps=contained,plain
-    python3 tests/submissions/gpu_spread_study.py "$R/study-$tool" --arch sm_90 --ks 1,16,32 \
-      --rounds 1 --tests 'start=*EmptyInputGivesIdentity' --wraps "$wraps" --tools "$tool" \
-      --envs 'CUDA_DEVICE_MAX_CONNECTIONS=1' > "$R/study-$tool-log.txt" 2>&1
-    echo "study $tool rc $? in $((SECONDS - t)) s"
-    cat "$R/study-$tool-log.txt"
-  done
+  python3 tests/submissions/gpu_spread_study.py "$R/study-passes" --arch sm_90 --ks 1,16,32 \
+    --rounds 1 --tests 'start=*EmptyInputGivesIdentity' --wraps contained --passes 1,4 \
+    --envs 'CUDA_DEVICE_MAX_CONNECTIONS=1' > "$R/study-passes-log.txt" 2>&1
+  echo "study rc $? in $((SECONDS - t)) s"
+  cat "$R/study-passes-log.txt"
 fi
 if has labs; then
   t=$SECONDS

@@ -16,7 +16,7 @@ as long as K/2 on one, it is the GPU's.
 usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
                            [--ks 1,3,6,12] [--rounds 2] [--tests NAME=FILTER;...]
                            [--wraps contained,plain] [--envs ';NAME=VALUE,...']
-                           [--tools none,memcheck,racecheck]
+                           [--tools none,memcheck,racecheck] [--passes 1,4]
 Writes OUT/gpu-spread-study.json after every row and prints each row. Each run
 is admitted as a batch admits it (admission.py: the checker makes its context
 and starts its runner, then waits for GO): up_seconds is until then, and
@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grader import labmeta  # noqa: E402
 from grader.commands.gpucheck import machine  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
+from grader.engine.checker_passes import Pass, run_passes  # noqa: E402
 from grader.engine.checker_run import run_checker  # noqa: E402
 from grader.infra import gpus  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
@@ -63,6 +64,7 @@ class Row:
     variables: tuple[tuple[str, str], ...]
     placement_name: str
     placement: tuple[str, ...]
+    passes: int = 1  # runners one after another in each run's one checker
 
 
 def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
@@ -84,6 +86,8 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
 
     try:
         started = time.monotonic()
+        if row.passes > 1:
+            return several_passes(build, lab, iso, env, row, started)
         run = run_checker(
             build / "tests" / lab_grading.checker_target(lab),
             lab.id,
@@ -118,6 +122,42 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
         iso.cleanup()
 
 
+def several_passes(
+    build: Path, lab: labmeta.Lab, iso, env: dict[str, str], row: Row, started: float
+) -> dict:
+    """One checker, row.passes runners of the lab's code one after another
+    (checker_passes.py, as a batch runs a lab's tests and its tools): what a
+    start costs that is the runner's alone, against a checker and its runner
+    each (a row of one pass). No admission: up_seconds is the whole run."""
+    runner = iso.runner(
+        build / "tests" / lab_grading.runner_target(lab, "solutions"), None, env=env
+    )
+    runs = run_passes(
+        build / "tests" / lab_grading.checker_target(lab),
+        lab.id,
+        [Pass(f"pass{i + 1}", runner) for i in range(row.passes)],
+        timeout=120,
+        gtest_filter=row.tests,
+        seed=None,
+        env=env,
+        call_timeout=60,
+        impl="solutions",
+    )
+    seconds = round(time.monotonic() - started, 2)
+    cases = [c for r in runs for c in r.cases]
+    return {
+        "gpu": env["CUDA_VISIBLE_DEVICES"],
+        "seconds": seconds,
+        "up_seconds": seconds,
+        "held_seconds": 0.0,
+        "status": ",".join(str(r.status) for r in runs),
+        "passed": sum(1 for c in cases if c.status == "passed"),
+        "cases": len(cases),
+        "in_tests_seconds": round(sum(c.time_ms for c in cases) / 1000, 3),
+        "case_ms": {f"{k}:{c.name}": c.time_ms for k, r in enumerate(runs) for c in r.cases},
+    }
+
+
 def together(build: Path, lab: labmeta.Lab, row: Row) -> list[dict]:
     return all_at_once([functools.partial(one_run, build, lab, g, row) for g in row.placement])
 
@@ -140,17 +180,21 @@ def plan(args: argparse.Namespace, ids: list[str]) -> list[Row]:
             args.tests.split(";") if tool == "none" else [f"small={sanitize.SMALL_CASES}"]
         )
     ]
-    for wrap, (tool, named), variables in itertools.product(
-        args.wraps.split(","), runs, environments(args.envs)
+    for wrap, (tool, named), variables, passes in itertools.product(
+        args.wraps.split(","), runs, environments(args.envs), map(int, args.passes.split(","))
     ):
+        if passes > 1 and tool != "none":
+            continue  # a tool's passes are the batch's own rows (tests_then_tools)
         tests_name, tests = named.split("=", 1)
         for k in map(int, args.ks.split(",")):
             kept = tuple(variables.items())
-            rows.append(Row(wrap, tool, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k))
+            rows.append(
+                Row(wrap, tool, tests_name, tests, kept, f"{k} on GPU 0", (ids[0],) * k, passes)
+            )
             if len(ids) > 1 and k > 1:
                 spread = tuple(ids[i % len(ids)] for i in range(k))
                 name = f"{k} spread over {len(ids)} GPUs"
-                rows.append(Row(wrap, tool, tests_name, tests, kept, name, spread))
+                rows.append(Row(wrap, tool, tests_name, tests, kept, name, spread, passes))
     return rows
 
 
@@ -174,6 +218,12 @@ def main() -> int:
         help="contained (the runner as a batch wraps it), plain (no namespace), or both",
     )
     ap.add_argument("--envs", default="", help=ENVS_HELP)
+    ap.add_argument(
+        "--passes",
+        default="1",
+        help="N,...: each run one checker with N runners one after another (the lab's tests "
+        "each time; tool none only): with 1 beside it, what a runner's start costs alone",
+    )
     ap.add_argument(
         "--tools",
         default="none",
@@ -211,6 +261,7 @@ def main() -> int:
                 "gtest_filter": spec.tests,
                 "environment": dict(spec.variables),
                 "placement": spec.placement_name,
+                "passes": spec.passes,
                 "round": round_ + 1,
                 "runs": len(runs),
                 "median_seconds": round(statistics.median(seconds), 2),
@@ -231,7 +282,8 @@ def main() -> int:
             )
             print(
                 f"{spec.wrap:<10}{spec.tool:<10}{spec.tests_name:<9}{env_name(dict(spec.variables)):<32}"
-                f"{spec.placement_name:<24}{len(runs):>5}"
+                f"{spec.placement_name + (f' x{spec.passes} passes' if spec.passes > 1 else ''):<24}"
+                f"{len(runs):>5}"
                 f"{row['median_seconds']:>10.2f}{row['max_seconds']:>8.2f}"
                 f"{row['wall_seconds']:>8.2f}  {row['all_passed']}",
                 flush=True,
