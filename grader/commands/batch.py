@@ -157,18 +157,10 @@ def _run_locked(
         else:
             todo.put((spec, student))
     total = len(ids)
+    each = f" ({', '.join(map(str, per_gpu.values()))} per GPU)" if selectors else " at once"
     progress(
         f"[batch] {total} submissions: {len(done)} already graded, {todo.qsize()} to go, "
-        f"{len(workers)} worker(s)"
-        + (
-            (
-                f" ({', '.join(str(k) for k in per_gpu.values())} per GPU)"
-                if selectors
-                else " at once"
-            )
-            if shared
-            else ""
-        )
+        f"{len(workers)} worker(s)" + (each if shared else "")
     )
     report: dict = {"fingerprint": config.fingerprint(), "workers": []}
     if todo.empty():
@@ -181,7 +173,8 @@ def _run_locked(
     pace.write_status(config.out / "status.json")
     errors: list[BaseException] = []
     prepared = threading.Barrier(len(workers))
-    measured = threading.Barrier(max(1, sum(1 for w in workers if w.lead)))
+    leads = max(1, sum(1 for w in workers if w.lead))
+    measured, warmed = threading.Barrier(leads), threading.Barrier(leads)
     ready = threading.Barrier(len(workers))
 
     stop = threading.Event()  # set when the batch is interrupted
@@ -212,12 +205,13 @@ def _run_locked(
                 # The others of its GPU only build: the GPU is quiet for these.
                 worker.measure_ceilings(runnable, course, "before")
                 _check_calibration(worker, config)
-                _wait(measured)  # no lead's preflight compiles while another measures
-                if config.preflight:
-                    worker.preflight(course, runnable, progress)
+                _wait(measured)  # no lead compiles while another measures its ceilings
+                if config.preflight:  # nor while another times a reference
+                    worker.preflight(course, runnable, progress, warmed=lambda: _wait(warmed))
         except BaseException as e:  # noqa: BLE001 - reported after the join
             errors.append(e)
-            measured.abort()  # a lead that failed never comes to it
+            measured.abort()  # a lead that failed never comes to them
+            warmed.abort()
         _wait(ready)
         if errors:
             worker.close()

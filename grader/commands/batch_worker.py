@@ -175,20 +175,23 @@ class Worker:
             if side == "gpu":
                 c.calibrated = course.ceilings.get(c.device)
 
-    def preflight(self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print) -> None:
+    def preflight(
+        self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print, warmed=lambda: None
+    ) -> None:
         """The reference solutions, graded as a student's would be: each must get
-        every correctness point here, or the batch stops."""
+        every correctness point here, or the batch stops. `warmed`: called once
+        its compiles are done, before its first timed run (batch.py waits there
+        for the other GPUs' leads)."""
         install_reference(course, self.src / "labs")
         ours = [lab for lab in labs if self.gradable(lab)]
         work = self.policy_work if self.config.linked_policy else None
         preflight_warm.warm(ours, self.src, self.build, work, self.sandbox is None, progress)
+        warmed()
         cell = self.isolation("reference-preflight")
         try:
             for lab in ours:  # a lab never graded here (cannot_grade) has nothing to check
-                # The linked policy check too: the reference against itself must
-                # compile and be judged clean here, or no student's file can be.
-                # Timed too: a student's feedback quotes the reference's fraction on
-                # this GPU (about 10 s a lab, once per worker).
+                # The linked policy check too (the reference must pass it, or no
+                # student's file can), and timed: feedback quotes its fraction.
                 ceiling = {side: c.before for side, c in self.ceilings.items()}
                 r = self._grade_lab(lab, cell, ceiling, sanitize=False)
                 if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
@@ -205,11 +208,9 @@ class Worker:
                         self.group.reference_tools = ReferenceTools()
                     runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
                     self.group.reference_tools.keep(lab.id, runner)
+                of = f", {r.fraction:.3f} of the copy ceiling" if r.fraction else ""
                 progress(
-                    f"[batch] preflight {lab.id}: reference passes "
-                    f"({r.tests_passed} tests"
-                    + (f", {r.fraction:.3f} of the copy ceiling" if r.fraction else "")
-                    + ")"
+                    f"[batch] preflight {lab.id}: reference passes ({r.tests_passed} tests{of})"
                 )
                 short = scoring.reference_short(r) if self.config.perf else None
                 if short:

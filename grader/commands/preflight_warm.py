@@ -10,7 +10,8 @@ and 18 s for lab 11, of which the tests and the timed run took 2 to 5
 (tests/gpu_runs/h200x2/throughput-e1d94fb-2gpu-*.log.gz, the lead's trace).
 
 Not in a timed run's way: a lead warms after every lead has measured its
-copy ceilings (batch.py), and before its own first timed run."""
+copy ceilings, and no lead times a reference before every lead has warmed
+(batch.py's barriers; Worker.preflight's `warmed`)."""
 
 from __future__ import annotations
 

@@ -90,6 +90,8 @@ def offline_batch(monkeypatch):
         batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None
     )
     monkeypatch.setattr(
-        batch_worker.Worker, "preflight", lambda self, course, labs, progress=None: None
+        batch_worker.Worker,
+        "preflight",
+        lambda self, course, labs, progress=None, warmed=None: None,
     )
     return calls
