@@ -37,13 +37,13 @@ def warm(
     """Builds the references already installed in the worker's tree `src`
     (`build_here`: not in a sandbox, where the build runs inside it, lab by
     lab, as a student's does) and fills the facts cache `policy_work` (None:
-    no linked policy check). A failure here is not reported: each lab's own
-    build and check then do the same work again, and report it as the
-    preflight does."""
+    no linked policy check). What fails here is done again by each lab's own
+    build and check, which report it as the preflight does (a failed compile
+    is never cached); an exception is named in one line."""
     targets = [lab_grading.runner_target(lab, "labs") for lab in labs]
     compiles = []
-    for lab, target in zip(labs, targets):
-        if policy_work is not None:
+    if policy_work is not None:
+        for lab, target in zip(labs, targets):
             compiles += lab_policy.baseline_compiles(lab, src, policy_work, build, target)
     cores = max(1, len(os.sched_getaffinity(0)))
     with concurrent.futures.ThreadPoolExecutor(cores) as pool:
@@ -51,7 +51,7 @@ def warm(
         if build_here and targets:
             built = toolchain.build(build, targets)
             trace(f"preflight built {len(targets)} references in {build}: {built.ok}")
-        failed = [f.exception() for f in pending if f.exception() is not None]
+        failed = [e for e in (f.exception() for f in pending) if e is not None]
     if failed:
         progress(f"[batch] preflight: {len(failed)} early compile(s) failed ({failed[0]})")
     trace(f"preflight compiled {len(compiles)} instructor's files for the policy check")

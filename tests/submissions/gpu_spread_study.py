@@ -86,53 +86,62 @@ def one_run(build: Path, lab: labmeta.Lab, gpu: str, row: Row) -> dict:
 
     try:
         started = time.monotonic()
-        if row.passes > 1:
-            return several_passes(build, lab, iso, env, row, started)
-        run = run_checker(
-            build / "tests" / lab_grading.checker_target(lab),
-            lab.id,
-            iso.runner(
-                build / "tests" / lab_grading.runner_target(lab, "solutions"),
-                sanitize.tool_prefix(tool) if tool != "none" else None,
-                env=env,
-            ),
-            impl="solutions",
-            timeout=120,
-            gtest_filter=row.tests,
-            perf=False,
-            env=env,
-            call_timeout=60,
-            first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
-            admit=slot,
-        )
+        if row.passes > 1:  # no admission: up_seconds is the whole run
+            runs = several_passes(build, lab, iso, env, row)
+        else:
+            runs = [one_checker(build, lab, iso, env, row, tool, calls, slot)]
         ended = time.monotonic()
         up = admitted[0] if admitted else ended
+        cases = [c for r in runs for c in r.cases]
         return {
             "gpu": gpu,
             "seconds": round(ended - started, 2),
             "up_seconds": round(up - started, 3),
             "held_seconds": round(ended - up, 3),
-            "status": str(run.status),
-            "passed": sum(1 for c in run.cases if c.status == "passed"),
-            "cases": len(run.cases),
-            "in_tests_seconds": round(sum(c.time_ms for c in run.cases) / 1000, 3),
-            "case_ms": {c.name: c.time_ms for c in run.cases},
+            "status": ",".join(str(r.status) for r in runs),
+            "passed": sum(1 for c in cases if c.status == "passed"),
+            "cases": len(cases),
+            "in_tests_seconds": round(sum(c.time_ms for c in cases) / 1000, 3),
+            "case_ms": {
+                (f"{k}:" if len(runs) > 1 else "") + c.name: c.time_ms
+                for k, r in enumerate(runs)
+                for c in r.cases
+            },
         }
     finally:
         iso.cleanup()
 
 
-def several_passes(
-    build: Path, lab: labmeta.Lab, iso, env: dict[str, str], row: Row, started: float
-) -> dict:
+def one_checker(build: Path, lab: labmeta.Lab, iso, env, row: Row, tool: str, calls: str, slot):
+    """A checker and its runner, admitted as a batch admits them (`slot`)."""
+    return run_checker(
+        build / "tests" / lab_grading.checker_target(lab),
+        lab.id,
+        iso.runner(
+            build / "tests" / lab_grading.runner_target(lab, "solutions"),
+            sanitize.tool_prefix(tool) if tool != "none" else None,
+            env=env,
+        ),
+        impl="solutions",
+        timeout=120,
+        gtest_filter=row.tests,
+        perf=False,
+        env=env,
+        call_timeout=60,
+        first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
+        admit=slot,
+    )
+
+
+def several_passes(build: Path, lab: labmeta.Lab, iso, env: dict[str, str], row: Row) -> list:
     """One checker, row.passes runners of the lab's code one after another
     (checker_passes.py, as a batch runs a lab's tests and its tools): what a
     start costs that is the runner's alone, against a checker and its runner
-    each (a row of one pass). No admission: up_seconds is the whole run."""
+    each (a row of one pass)."""
     runner = iso.runner(
         build / "tests" / lab_grading.runner_target(lab, "solutions"), None, env=env
     )
-    runs = run_passes(
+    return run_passes(
         build / "tests" / lab_grading.checker_target(lab),
         lab.id,
         [Pass(f"pass{i + 1}", runner) for i in range(row.passes)],
@@ -143,19 +152,6 @@ def several_passes(
         call_timeout=60,
         impl="solutions",
     )
-    seconds = round(time.monotonic() - started, 2)
-    cases = [c for r in runs for c in r.cases]
-    return {
-        "gpu": env["CUDA_VISIBLE_DEVICES"],
-        "seconds": seconds,
-        "up_seconds": seconds,
-        "held_seconds": 0.0,
-        "status": ",".join(str(r.status) for r in runs),
-        "passed": sum(1 for c in cases if c.status == "passed"),
-        "cases": len(cases),
-        "in_tests_seconds": round(sum(c.time_ms for c in cases) / 1000, 3),
-        "case_ms": {f"{k}:{c.name}": c.time_ms for k, r in enumerate(runs) for c in r.cases},
-    }
 
 
 def together(build: Path, lab: labmeta.Lab, row: Row) -> list[dict]:
