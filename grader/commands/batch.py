@@ -27,6 +27,7 @@ where it stopped.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -38,7 +39,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import feedback, submissions
+from ..engine import checker_service, feedback, submissions
 from ..infra import cpu_busy, gpus, proc, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra import sanitizer_places
@@ -235,18 +236,20 @@ def _run_locked(
         # own (Worker._grade leaves them there only then, and never in a sandbox).
         stage = TimedStage(worker.root.name)
         try:
-            while not stop.is_set():
-                try:
-                    spec, student = todo.get_nowait()
-                except queue.Empty:
-                    break
+            with checker_service.kept():  # one checker of each kind for the untimed runs
+                while not stop.is_set():
+                    try:
+                        spec, student = todo.get_nowait()
+                    except queue.Empty:
+                        break
 
-                def later(complete, spec=spec, student=student) -> None:
-                    stage.submit(lambda: deliver(spec, student, complete))
+                    def later(complete, spec=spec, student=student) -> None:
+                        stage.submit(lambda: deliver(spec, student, complete))
 
-                deliver(
-                    spec, student, lambda: worker.grade_or_defer(spec, student, course, labs, later)
-                )
+                    grade = functools.partial(
+                        worker.grade_or_defer, spec, student, course, labs, later
+                    )
+                    deliver(spec, student, grade)
             stage.wait()  # this worker's last students' timed parts
             if worker.group.leave() and worker.ceilings and not stop.is_set():
                 worker.measure_ceilings(

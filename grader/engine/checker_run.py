@@ -26,6 +26,7 @@ from ..infra import proc
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
+from . import checker_service
 from .admission import Admission, Admit
 
 SKIP_EXIT = 77
@@ -261,23 +262,28 @@ def launch(
     """Runs the checker (args, without --result-fd) and returns how it ended
     and its result stream. pass_seconds: with `admit`, each pass's own limit
     (Admission's), `timeout` the first's. background: an untimed run, at the
-    lowest CPU priority (proc.BACKGROUND_NICE)."""
+    lowest CPU priority (proc.BACKGROUND_NICE), by a kept checker where the
+    thread keeps them (checker_service.py)."""
     admission = Admission(admit, pass_seconds) if admit is not None else None
+    kept = checker_service.serving(args[0], env) if background else None
     with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
         if admission is not None:
             cleanup.callback(admission.close)
-            args = [*args, admission.argument]
-        done = proc.run(
-            [*args, f"--result-fd={results.fileno()}"],
-            timeout=timeout,
-            env=env,
-            output_limit=log_limit,
-            tail=tail,
-            pass_fds=(results.fileno(), *(admission.child_fds if admission else ())),
-            on_start=admission.started if admission else None,
-            paused=admission.paused if admission else None,
-            background=background,
-        )
+        fds = (results.fileno(), *(admission.child_fds if admission else ()))
+        on_start = admission.started if admission else None
+        paused = admission.paused if admission else None
+        if kept is not None:
+            done = kept.run(
+                args[1:], fds, timeout=timeout, output_limit=log_limit, tail=tail,
+                on_start=on_start, paused=paused,
+            )  # fmt: skip
+        else:
+            more = [admission.argument] if admission is not None else []
+            done = proc.run(
+                [*args, *more, f"--result-fd={results.fileno()}"],
+                timeout=timeout, output_limit=log_limit, tail=tail, env=env, pass_fds=fds,
+                on_start=on_start, paused=paused, background=background,
+            )  # fmt: skip
         results.seek(0)
         return done, results.read(64 << 20).decode(errors="replace")
 

@@ -81,7 +81,7 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
     return found
 
 
-def _kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
+def kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
     """Kills proc's group and every descendant, also those that left the group
     (a sandbox's processes run in a session of their own, and a PID namespace's
     processes die only after its first one), then waits, up to settle_s, until
@@ -108,6 +108,18 @@ def _kill_tree(proc: subprocess.Popen, settle_s: float = 10.0) -> None:
 # kills them all (kill_all) so that no test binary outlives the grader.
 _alive: set[int] = set()
 _alive_lock = threading.Lock()
+
+
+def track(pid: int) -> None:
+    """A process group started elsewhere (a kept checker: checker_service.py)
+    that kill_all must kill too, until untrack(pid)."""
+    with _alive_lock:
+        _alive.add(pid)
+
+
+def untrack(pid: int) -> None:
+    with _alive_lock:
+        _alive.discard(pid)
 
 
 def kill_all() -> int:
@@ -218,8 +230,7 @@ def run(
             start_new_session=True,
             pass_fds=pass_fds,
         )
-        with _alive_lock:
-            _alive.add(proc.pid)
+        track(proc.pid)
         try:
             if on_start is not None:
                 on_start()
@@ -229,9 +240,8 @@ def run(
         finally:
             # A clean exit, a timeout, or an exception here (Ctrl-C, SIGTERM): the
             # group may hold stragglers (a daemonised child); none outlives run().
-            _kill_tree(proc)
-            with _alive_lock:
-                _alive.discard(proc.pid)
+            kill_tree(proc)
+            untrack(proc.pid)
         size = out.seek(0, os.SEEK_END)
         out.seek(0 if head else max(0, size - tail))
         text = out.read(tail).decode(errors="replace")
@@ -268,6 +278,6 @@ def _wait(
         timed_out = time.monotonic() > deadline + paused()
         over = os.fstat(out.fileno()).st_size > output_limit
         if timed_out or over:
-            _kill_tree(proc)
+            kill_tree(proc)
             break
     return timed_out, over

@@ -11,6 +11,8 @@
 //                         [--pass-call-timeout=S] [--pass-max-timeouts=N]]...
 //            [--later-passes-if-first-passed] [gtest flags]
 //        checker-<kind> --measure-ceiling      the copy ceiling as JSON, nothing else
+//        checker-<kind> --serve=FD             runs as the grader asks on socket FD, each
+//                                              with the options above (checker_serve.hpp)
 //
 // --runner-prefix arguments (a sandbox, a PID namespace) come before the
 // runner's path in its command line, in order. The seed is printed first, so
@@ -54,6 +56,7 @@
 
 #include "checker_admission.hpp"
 #include "checker_passes.hpp"
+#include "checker_serve.hpp"
 #include "measure_ceiling.hpp"
 #include "result_stream.hpp"
 #include "runner_link.hpp"
@@ -73,7 +76,8 @@ struct Args {
   bool seeded = false, measure_ceiling = false, first_call_only = false;
   bool later_if_first_passed = false;
   std::uint64_t seed = 0;
-  int result_fd = -1, ready_fd = -1, go_fd = -1, max_timeouts = 2;
+  int result_fd = -1, ready_fd = -1, go_fd = -1, max_timeouts = 2, serve_fd = -1;
+  std::string filter;  // a served run's --gtest_filter ("" = every test)
   std::size_t output_cap = 8u << 20;
 };
 
@@ -108,10 +112,12 @@ void pass_option(const char* arg, std::vector<lab::test::RunnerPass>* passes) {
   }
 }
 
-Args parse(int argc, char** argv) {
+Args parse(int argc, const char* const* argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string v;
+    // A served run's; InitGoogleTest has taken a command line's before.
+    if (take(argv[i], "--gtest_filter", &a.filter)) continue;
     if (take(argv[i], "--lab", &a.lab) || take(argv[i], "--impl", &a.impl) ||
         take(argv[i], "--runner", &a.runner) || take(argv[i], "--runner-user", &a.user) ||
         take(argv[i], "--runner-workdir", &a.workdir)) {
@@ -126,6 +132,8 @@ Args parse(int argc, char** argv) {
     } else if (take(argv[i], "--seed", &v)) {
       a.seed = std::strtoull(v.c_str(), nullptr, 0);
       a.seeded = true;
+    } else if (take(argv[i], "--serve", &v)) {
+      a.serve_fd = std::atoi(v.c_str());
     } else if (take(argv[i], "--result-fd", &v)) {
       a.result_fd = std::atoi(v.c_str());
     } else if (take(argv[i], "--admission-fds", &v)) {
@@ -169,37 +177,18 @@ std::uint64_t random_seed() {
   return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // No process of the same user may ptrace this one or open /proc/PID/mem.
-  prctl(PR_SET_DUMPABLE, 0);
-  // Whatever the runner leaves behind is re-parented here, to be killed.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  ::testing::InitGoogleTest(&argc, argv);  // leaves our own flags in argv
-  const Args args = parse(argc, argv);
-  if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();  // needs no GPU and no runner
-#if LAB_NEEDS_GPU
-  lab::test::wait_for_gpu_as_asked();  // before the first call that makes the context
-  std::string why;
-  if (!lab::cuda_device_available(&why)) {
-    std::printf("SKIP %s (%s): %s; this lab's tests need an NVIDIA GPU\n", args.lab.c_str(),
-                args.impl.c_str(), why.c_str());
-    return 77;  // The GNU "skipped" exit code: meson reports SKIP.
-  }
-#endif
-  if (args.measure_ceiling) {
-    std::printf("%s\n", lab::test::measure_ceiling_json().c_str());
-    return 0;
-  }
+// The tests of one run against its runner; its exit code, as RUN_ALL_TESTS's.
+int run_tests(const Args& args) {
+  lab::test::Admission admission;
+  if (args.ready_fd >= 0) admission = lab::test::Admission(args.ready_fd, args.go_fd);
   if (args.lab.empty() || args.runner.empty()) {
-    std::fprintf(stderr, "usage: %s --lab=ID --runner=PATH [options]; see checker_main.cpp\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: checker --lab=ID --runner=PATH [options]; see checker_main.cpp\n");
+    admission.close();
     return 2;
   }
   lab::test::set_identity({args.lab, args.impl});
   lab::test::set_base_seed(args.seeded ? args.seed : random_seed());
-  if (args.ceiling > 0) lab::test::set_given_ceiling_gbps(args.ceiling);
+  lab::test::set_given_ceiling_gbps(args.ceiling);
   lab::test::set_first_call_only(args.first_call_only);
   const auto seed = static_cast<unsigned long long>(lab::test::base_seed());
   std::printf("[lab %s, %s] seed %llu (replay: --seed=%llu)\n", args.lab.c_str(), args.impl.c_str(),
@@ -233,8 +222,6 @@ int main(int argc, char** argv) {
   lab::test::write_stream_event("{\"event\":\"run\",\"seed\":\"" + std::to_string(seed) +
                                 "\",\"lab\":" + lab::test::json_string(args.lab) +
                                 ",\"impl\":" + lab::test::json_string(args.impl) + "}");
-  lab::test::Admission admission;
-  if (args.ready_fd >= 0) admission = lab::test::Admission(args.ready_fd, args.go_fd);
   if (!args.passes.empty()) {
     // The passes end their runners themselves, each with its runner_exit event.
     lab::test::Passes passes(args.passes, options.command, &admission, args.later_if_first_passed);
@@ -252,4 +239,51 @@ int main(int argc, char** argv) {
   if (!exit.empty())
     lab::test::write_stream_event("{\"event\":\"runner_exit\",\"how\":" + exit + "}");
   return rc;
+}
+
+// A served run: its arguments parsed as a command line's, its descriptors its own.
+int run_served(const lab::test::ServedRun& served) {
+  std::vector<const char*> argv{"checker"};
+  for (const std::string& a : served.args) argv.push_back(a.c_str());
+  Args args = parse(static_cast<int>(argv.size()), argv.data());
+  args.result_fd = served.result_fd;
+  args.ready_fd = served.ready_fd;
+  args.go_fd = served.go_fd;
+  GTEST_FLAG_SET(filter, args.filter.empty() ? std::string("*") : args.filter);
+  return run_tests(args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // No process of the same user may ptrace this one or open /proc/PID/mem.
+  prctl(PR_SET_DUMPABLE, 0);
+  // Whatever the runner leaves behind is re-parented here, to be killed.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::testing::InitGoogleTest(&argc, argv);  // leaves our own flags in argv
+  const Args args = parse(argc, argv);
+  if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();  // needs no GPU and no runner
+#if LAB_NEEDS_GPU
+  lab::test::wait_for_gpu_as_asked();  // before the first call that makes the context
+  std::string why;
+  if (!lab::cuda_device_available(&why)) {
+    std::printf("SKIP %s (%s): %s; this lab's tests need an NVIDIA GPU\n", args.lab.c_str(),
+                args.impl.c_str(), why.c_str());
+    return 77;  // The GNU "skipped" exit code: meson reports SKIP.
+  }
+#endif
+  if (args.measure_ceiling) {
+    std::printf("%s\n", lab::test::measure_ceiling_json().c_str());
+    return 0;
+  }
+  if (args.serve_fd >= 0) {
+#if LAB_NEEDS_GPU
+    lab::make_context();  // once, for every run it serves
+    const lab::test::FitCheck unfit = [] { return lab::test::lost_cuda_context(); };
+#else
+    const lab::test::FitCheck unfit = [] { return std::string(); };
+#endif
+    return lab::test::serve(args.serve_fd, run_served, unfit);
+  }
+  return run_tests(args);
 }

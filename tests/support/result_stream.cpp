@@ -9,13 +9,15 @@ namespace lab::test {
 
 namespace {
 
+std::FILE* g_file = nullptr;  // the grader's result file of the run in progress
+
 std::string full_name(const ::testing::TestInfo& t) {
   return std::string(t.test_suite_name()) + "." + t.name();
 }
 
 class ResultStream : public ::testing::EmptyTestEventListener {
  public:
-  ResultStream(std::FILE* file, AfterTestCheck check) : file_(file), check_(std::move(check)) {}
+  explicit ResultStream(AfterTestCheck check) : check_(std::move(check)) {}
 
   void OnTestStart(const ::testing::TestInfo& t) override {
     write("{\"event\":\"start\",\"test\":" + json_string(full_name(t)) + "}");
@@ -52,27 +54,32 @@ class ResultStream : public ::testing::EmptyTestEventListener {
 
  private:
   void write(const std::string& line) {
-    if (!file_) return;
-    std::fputs((line + "\n").c_str(), file_);
-    std::fflush(file_);
+    if (!g_file) return;
+    std::fputs((line + "\n").c_str(), g_file);
+    std::fflush(g_file);
   }
-  std::FILE* file_;
   AfterTestCheck check_;
 };
 
-}  // namespace
+ResultStream* g_listener = nullptr;
 
-namespace {
-std::FILE* g_file = nullptr;  // the grader's result file
 }  // namespace
 
 void install_result_stream(int fd, AfterTestCheck check) {
+  close_result_stream();
   if (fd >= 0) {
     g_file = fdopen(fd, "a");
     if (!g_file) std::fprintf(stderr, "cannot write results to file descriptor %d\n", fd);
   }
-  ::testing::UnitTest::GetInstance()->listeners().Append(
-      new ResultStream(g_file, std::move(check)));
+  if (g_listener == nullptr) {
+    g_listener = new ResultStream(std::move(check));
+    ::testing::UnitTest::GetInstance()->listeners().Append(g_listener);
+  }
+}
+
+void close_result_stream() {
+  if (g_file != nullptr) std::fclose(g_file);
+  g_file = nullptr;
 }
 
 void write_stream_event(const std::string& json_object) {

@@ -18,8 +18,13 @@ namespace lab::test {
 // of the machine (the lab's code runs in another process, with its own context).
 using AfterTestCheck = std::function<std::string()>;
 
-// Installs the listener; fd < 0 writes nothing (the check runs either way).
+// Writes the run's results to fd (< 0: nowhere; the check runs either way).
+// The listener is installed once, with the first call's check; a later call
+// (the next run of a checker that serves several: checker_serve.hpp) closes
+// the last run's file and writes to its own.
 void install_result_stream(int fd, AfterTestCheck check);
+// The run's file closed (and its descriptor); nothing is written until the next install.
+void close_result_stream();
 
 // One line of its own, e.g. the run's seed (written before the first test).
 void write_stream_event(const std::string& json_object);

@@ -185,8 +185,17 @@ struct RunnerLink::Process {
 
 void RunnerLink::configure(RunnerOptions options) {
   RunnerLink& link = get();
+  // A checker kept across runs (checker_serve.hpp) configures once a run: the
+  // last run's runner ends, and its budgets and timeouts go with it.
+  link.stop();
   link.options_ = std::move(options);
   link.configured_ = !link.options_.command.empty();
+  link.broken_.clear();
+  link.crashes_ = link.timeouts_ = 0;
+  link.last_exit_.clear();
+  link.start_seconds_ = 0.0;
+  link.base_call_timeout_s_ = 0;
+  link.base_max_timeouts_ = 0;
   // A runner that fails to map new memory is ended: the next request starts
   // a fresh one, which is given every live arena. Making a buffer never fails
   // because of the lab's code.

@@ -53,7 +53,8 @@ class RunnerError : public std::runtime_error {
 
 class RunnerLink {
  public:
-  // Called once by the checker's main() before any test.
+  // Called by the checker before a run's first test (once a run where one
+  // checker serves several: checker_serve.hpp); ends any runner of a run before.
   static void configure(RunnerOptions options);
   static RunnerLink& get();
 

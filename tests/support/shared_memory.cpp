@@ -127,6 +127,12 @@ void release_arena(Arena* arena) {
   }
 }
 
+void release_all_arenas() {
+  spares().clear();
+  g_spare_bytes = 0;
+  while (!arenas().empty()) free_arena(arenas().back().get());
+}
+
 std::size_t spare_count() { return spares().size(); }
 std::size_t spare_bytes() { return g_spare_bytes; }
 

@@ -37,6 +37,11 @@ Arena* create_arena(wire::Memory memory, std::size_t bytes, int device = -1,
 void release_arena(Arena* arena);
 inline constexpr std::size_t kMaxSpareBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kMaxSpareTotal = std::size_t{256} << 20;
+// Frees every arena, spares included, once a run has ended (its runner
+// stopped): a checker that serves the next run (checker_serve.hpp) shows it
+// none of this run's memory, and no process that outlived a runner keeps a
+// mapping of memory a later run uses.
+void release_all_arenas();
 // The spares kept now: their count and bytes (tests of the cache).
 std::size_t spare_count();
 std::size_t spare_bytes();
