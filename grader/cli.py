@@ -89,6 +89,7 @@ def _batch(args: argparse.Namespace) -> int:
         shared_call_timeout=args.shared_call_timeout,
         gpu_connections=args.gpu_connections,
         sanitizer_places=args.sanitizer_places,
+        kept_checkers=not args.no_kept_checkers,
     )
 
     def on_term(signum, frame):

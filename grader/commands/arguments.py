@@ -110,6 +110,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "a quarter of the cores; elsewhere they always take turns). More cost CPU; "
         "measure before raising it (tests/submissions/issue16_gpu.sh PLACES=N)",
     )
+    b.add_argument(
+        "--no-kept-checkers",
+        action="store_true",
+        help="start a checker for every untimed run instead of keeping one of each kind a "
+        "worker (grader/engine/checker_service.py): the way before b254ff3, to measure "
+        "against",
+    )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",

@@ -27,6 +27,7 @@ where it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -236,7 +237,8 @@ def _run_locked(
         # own (Worker._grade leaves them there only then, and never in a sandbox).
         stage = TimedStage(worker.root.name)
         try:
-            with checker_service.kept():  # one checker of each kind for the untimed runs
+            kept = checker_service.kept() if config.kept_checkers else contextlib.nullcontext()
+            with kept:  # one checker of each kind for the untimed runs
                 while not stop.is_set():
                     try:
                         spec, student = todo.get_nowait()

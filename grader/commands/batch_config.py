@@ -64,6 +64,9 @@ class BatchConfig:
     # compute-sanitizer runs at once (sanitizer_places.SANITIZER_SLOTS; None: a quarter of
     # the cores). It moves no grade: not in the fingerprint.
     sanitizer_places: int | None = None
+    # One checker of each kind a worker for its untimed runs (checker_service.py);
+    # it moves no grade: not in the fingerprint.
+    kept_checkers: bool = True
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with

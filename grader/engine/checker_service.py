@@ -60,6 +60,11 @@ def kept() -> Iterator[None]:
             service.close()
 
 
+def keeping() -> bool:
+    """Whether this thread's untimed checker runs go to kept checkers."""
+    return getattr(_local, "services", None) is not None
+
+
 def serving(checker: str, env: dict[str, str]) -> Service | None:
     """The kept checker for a run of `checker` in `env`, started now if none
     serves (or the binary or the environment changed); None outside kept()."""

@@ -78,6 +78,27 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
     assert md.startswith("# Feedback for fay") and "01_cpu_baseline" in md
 
 
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_worker_keeps_its_checkers_unless_told_not_to(tmp_path, offline_batch, monkeypatch, kept):
+    from grader.engine import checker_service, lab_grading
+
+    seen = []
+    grade = lab_grading.grade_lab
+
+    def grade_lab(lab, build_dir, **kw):
+        seen.append(checker_service.keeping())
+        return grade(lab, build_dir, **kw)
+
+    monkeypatch.setattr(lab_grading, "grade_lab", grade_lab)
+    specs = [str(student_folder(tmp_path, n)) for n in ("gus", "hal")]
+    config = batch_config.BatchConfig(
+        out=tmp_path / "out", lab_ids=["01"], gpus=[], kept_checkers=kept
+    )
+    batch.run_batch(specs, config, progress=lambda *_: None)
+    assert seen == [kept, kept]
+    assert not checker_service.keeping()  # the main thread never did
+
+
 def test_batch_resumes_and_regrades_changed_submissions(tmp_path, offline_batch):
     specs = [str(student_folder(tmp_path, n)) for n in ("gus", "hal", "ida")]
     config = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[])

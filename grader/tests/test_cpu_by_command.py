@@ -108,6 +108,10 @@ def test_gpu_utilisation_is_of_the_visible_gpus_only():
     assert t.visible_util(smi, {"GPU-aaa"}) == [44]
     assert t.visible_util(smi, set()) == []
     assert t.visible_util("No devices were found\n", {"GPU-aaa"}) == []
+    smi = "GPU-aaa, 44, 81234\nGPU-bbb, 0, 512\n"  # with the memory in use (MiB)
+    assert t.visible_util(smi, {"GPU-bbb"}) == [0]
+    assert t.visible_memory(smi, {"GPU-aaa", "GPU-bbb"}) == [81234, 512]
+    assert t.visible_memory("GPU-aaa, 44\n", {"GPU-aaa"}) == []
 
 
 def test_a_wrapper_and_its_program_that_end_together_are_not_counted_twice():

@@ -57,6 +57,10 @@ def test_busy_is_the_median_over_the_steady_span():
     rate = t.steady_rate(LOG)
     assert t.busy_between(samples, rate) == {"samples": 3, "cpu_busy": 0.8, "gpu_util": 50}
     assert t.busy_between(samples, None) is None
+    for s, mib in zip(samples, ([9], [100, 300], [200, 250], [], [999])):
+        s["gpu_mem_mib"] = mib
+    busy = t.busy_between(samples, rate)
+    assert busy["gpu_mem_mib_max"] == 300 and busy["gpu_mem_mib_median"] == 300
 
 
 HOLDS = """[trace +10.0 s] w0 a 02_interleaved: graded {}

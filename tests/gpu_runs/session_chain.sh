@@ -27,6 +27,9 @@
 #            (ONE_GPU=1), --cpu-by-command (about 560 s with CLASS_S=540)
 #   class2   the same class on every GPU and core: over class1, issue 16's
 #            ratio (about 560 s)
+#   class1off, class2off  the same two with --no-kept-checkers (a checker for
+#            every untimed run, as before b254ff3): beside class1 and class2 in
+#            one chain, what the kept checkers change (about 560 s each)
 # C: the commit the tree is (the machine's .git may lag); R: where results go
 # (default /tmp/ch/r); CLASS_S: each class part's span (default 540); JOBS:
 # workers a GPU in the class parts (default 16; at 80edc82 one H200's 16
@@ -64,14 +67,15 @@ if has attacks; then
   echo "attacks rc $? in $((SECONDS - t)) s"
   tail -8 "$R/att-log.txt"
 fi
-for part in class1 class2; do
+for part in class1 class2 class1off class2off; do
   has "$part" || continue
   t=$SECONDS
-  one=
-  [[ $part == class1 ]] && one=1
+  one='' off=''
+  [[ $part == class1* ]] && one=1
+  [[ $part == *off ]] && off=1
   env OUT="$R/$part" PARTS=new LABS=course COPIES=10 JOBS="${JOBS:-16}" SHARED_CALL=10 \
     THROUGHPUT_S="${CLASS_S:-540}" CPU_BY_COMMAND=1 ${one:+ONE_GPU=1} ${PLACES:+PLACES=$PLACES} \
-    bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
+    ${off:+NO_KEPT=1} bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
   echo "$part rc $? in $((SECONDS - t)) s"
   tail -6 "$R/$part-console.txt"
 done

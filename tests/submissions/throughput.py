@@ -671,10 +671,12 @@ class Sampler(cpu_by_command.Periodic):
 
     def sample(self) -> dict:
         now = _cpu_times()
+        smi = _smi()
         taken = {
             "t": round(time.time() - self.started, 1),
             "cpu_busy": cpu_busy(self._last, now),
-            "gpu_util": _gpu_util(self._gpus),
+            "gpu_util": visible_util(smi, self._gpus),
+            "gpu_mem_mib": visible_memory(smi, self._gpus),
         }
         self._last = now
         return taken
@@ -690,28 +692,40 @@ def _cpu_times() -> list[int]:
 cpu_busy = machine_load.share
 
 
-def _gpu_util(visible: set[str]) -> list[int]:
+def _smi() -> str:
+    """nvidia-smi's `uuid, utilization, memory used (MiB)` line of each GPU."""
+    query = "--query-gpu=uuid,utilization.gpu,memory.used"
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=uuid,utilization.gpu", "--format=csv,noheader,nounits"],
+            ["nvidia-smi", query, "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
             timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return []
-    return visible_util(done.stdout, visible)
+        return ""
+    return done.stdout
+
+
+def _visible_column(smi: str, visible: set[str], column: int) -> list[int]:
+    found = []
+    for line in smi.splitlines():
+        fields = [part.strip() for part in line.split(",")]
+        if len(fields) > column and fields[column].isdigit() and fields[0] in visible:
+            found.append(int(fields[column]))
+    return found
 
 
 def visible_util(smi: str, visible: set[str]) -> list[int]:
-    """The utilisation of each GPU in nvidia-smi's `uuid, utilization` lines
-    whose UUID is in `visible` (gpus.visible_gpus())."""
-    util = []
-    for line in smi.splitlines():
-        uuid, _, value = (part.strip() for part in line.partition(","))
-        if value.isdigit() and uuid in visible:
-            util.append(int(value))
-    return util
+    """The utilisation of each GPU in nvidia-smi's `uuid, utilization[, memory]`
+    lines whose UUID is in `visible` (gpus.visible_gpus())."""
+    return _visible_column(smi, visible, 1)
+
+
+def visible_memory(smi: str, visible: set[str]) -> list[int]:
+    """The MiB of memory in use on each of those GPUs (every process's: the
+    kept checkers' contexts among them, checker_service.py)."""
+    return _visible_column(smi, visible, 2)
 
 
 def beside(log: Path, what: str) -> Path:
@@ -730,11 +744,16 @@ def busy_between(samples: list[dict], steady: dict | None) -> dict | None:
     gpu = sorted(sum(s["gpu_util"]) / len(s["gpu_util"]) for s in inside if s["gpu_util"])
     if not cpu:
         return None
-    return {
+    busy = {
         "samples": len(inside),
         "cpu_busy": cpu[len(cpu) // 2],
         "gpu_util": round(gpu[len(gpu) // 2]) if gpu else None,
     }
+    memory = [max(s["gpu_mem_mib"]) for s in inside if s.get("gpu_mem_mib")]
+    if memory:  # the most any one GPU had in use, and its median
+        busy["gpu_mem_mib_max"] = max(memory)
+        busy["gpu_mem_mib_median"] = sorted(memory)[len(memory) // 2]
+    return busy
 
 
 if __name__ == "__main__":
