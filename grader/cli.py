@@ -90,6 +90,7 @@ def _batch(args: argparse.Namespace) -> int:
         gpu_connections=args.gpu_connections,
         sanitizer_places=args.sanitizer_places,
         kept_checkers=not args.no_kept_checkers,
+        keep_timed_checkers=args.keep_timed_checkers,
     )
 
     def on_term(signum, frame):

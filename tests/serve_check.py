@@ -3,7 +3,8 @@
 grader/engine/checker_service.py), the real one: lab 01's checker serves runs
 of the solution and of the skeleton one after another, and each run's results
 are those a checker of its own gives with the same seed (no run's filter,
-results, failures or budgets reach the next), through admission pipes too. A
+results, failures or budgets reach the next), through admission pipes too, and
+so are timed runs lent a checker by a pool (batch --keep-timed-checkers). A
 run that outlives its time limit kills the kept checker, and the next run gets
 a new one. A process the lab's code leaves behind is gone when its run ends.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.engine import checker_service  # noqa: E402
 from grader.engine.checker_run import list_tests, run_checker  # noqa: E402
+from grader.engine.lab_grading import TIMED_TESTS  # noqa: E402
 from grader.infra.runner import RunnerSpec  # noqa: E402
 from grader.status import RunStatus  # noqa: E402
 
@@ -81,6 +83,32 @@ def same_as_own(checker: Path, solution: Path, skeleton: Path) -> list[str]:
         problems.append(f"the unfiltered run had {len(own[2][3])} results of {everything} tests")
     if own[1][0] != RunStatus.COMPLETED or all(c[1] == "passed" for c in own[1][3]):
         problems.append("the skeleton's run did not fail: the comparison shows nothing")
+    return problems
+
+
+def timed_and_borrowed(checker: Path, solution: Path, skeleton: Path) -> list[str]:
+    """Timed runs through a pool's kept checkers (batch --keep-timed-checkers)
+    end as a checker of their own ends them: the same tests, each passed or
+    failed alike (the figures they measure differ from run to run)."""
+
+    def timed(runner: Path):
+        return run_checker(
+            checker, LAB, RunnerSpec(runner), perf=True, seed=7, gtest_filter=TIMED_TESTS
+        )
+
+    def shape(run) -> tuple:
+        return run.status, run.exit_code, sorted((c.name, c.status) for c in run.cases)
+
+    runners = (solution, skeleton, solution)
+    own = [shape(timed(r)) for r in runners]
+    pool = checker_service.Pool()
+    with checker_service.borrowing(pool):
+        lent = [shape(timed(r)) for r in runners]
+    pool.close()
+    print(f"timed, borrowed: {[r[0] for r in lent]}, as their own checkers': {lent == own}")
+    problems = [] if lent == own else [f"timed runs through a pool: {lent} against {own}"]
+    if not own[0][2] or own[0][2] == own[1][2]:
+        problems.append(f"the timed runs show nothing: {own}")
     return problems
 
 
@@ -148,6 +176,7 @@ def main() -> int:
     # The runner starts in a folder of its own: meson's relative paths would not reach it.
     checker, solution, skeleton = (p.resolve() for p in (a.checker, a.solution, a.skeleton))
     problems = same_as_own(checker, solution, skeleton)
+    problems += timed_and_borrowed(checker, solution, skeleton)
     if a.hang is not None:
         problems += timed_out_then_fresh(checker, solution, a.hang.resolve())
     problems += nothing_left_behind(checker, solution)

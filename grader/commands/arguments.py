@@ -117,6 +117,13 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "worker (grader/engine/checker_service.py): the way before b254ff3, to measure "
         "against",
     )
+    b.add_argument(
+        "--keep-timed-checkers",
+        action="store_true",
+        help="with --jobs-per-gpu above 1: a GPU's timed turns borrow kept checkers too, so "
+        "that a turn starts only its runners (grader/engine/checker_service.py's Pool); "
+        "not yet measured against the default",
+    )
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",

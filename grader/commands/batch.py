@@ -137,7 +137,7 @@ def _run_locked(
         # (gpus.runs_at_once: the GPU's time and its memory).
         most = config.gpu_runs or gpus.GPU_RUNS_AT_ONCE
         slots = gpus.runs_at_once(gpus.find(sel), most) if sel is not None else None
-        group = GpuGroup(k, shared, slots)
+        group = GpuGroup(k, shared, slots, config.keep_timed_checkers)
         for j in range(k):
             workers.append(
                 Worker(

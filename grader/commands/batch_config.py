@@ -67,6 +67,9 @@ class BatchConfig:
     # One checker of each kind a worker for its untimed runs (checker_service.py);
     # it moves no grade: not in the fingerprint.
     kept_checkers: bool = True
+    # A GPU's timed turns borrow kept checkers too (checker_service.Pool): to be
+    # measured against the default before it becomes one.
+    keep_timed_checkers: bool = False
 
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with

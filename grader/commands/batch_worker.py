@@ -67,9 +67,8 @@ class Worker:
         self.machine = machine  # the machine gate, when workers share it
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
-        # One folder for the batch's workers: the instructor's files are
-        # compiled for the policy check once a batch, not once a worker
-        # (engine/facts_cache.py; the lead's preflight fills it).
+        # One folder for the batch's workers: the instructor's files compiled for the
+        # policy check once a batch (engine/facts_cache.py; the lead's preflight fills it).
         self.policy_work = root.parent / "policy"
 
     @property
@@ -369,9 +368,10 @@ class Worker:
         return r
 
     def _run_timed(self, parts: list[TimedPart], result: StudentResult, cell) -> None:
-        """The student's held-back timed tests (timed_stage.run_parts); each
-        lab's result replaced by the full one."""
-        for part, full in timed_stage.run_parts(parts, cell, self.group.gate, self.machine):
+        """The student's held-back timed tests (timed_stage.run_parts), each lab's result full."""
+        g = self.group
+        done = timed_stage.run_parts(parts, cell, g.gate, self.machine, g.timed_checkers)
+        for part, full in done:
             full.reference_fraction = self.reference_fraction.get(part.lab.id)
             result.labs = [full if r.lab == part.lab.id else r for r in result.labs]
 

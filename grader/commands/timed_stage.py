@@ -55,6 +55,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..engine import checker_service
 from ..engine.lab_grading import TimedPart
 from ..engine.shared_gpu import timed_hold, trace_hold
 from ..infra.gate import Gate, held
@@ -166,17 +167,21 @@ def inconsistent(first: LabResult, again: Callable[[], LabResult], name: str) ->
     )
 
 
-def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult]:
+def run_in_turn(
+    gate: Gate, parts: list[TimedPart], name: str, pool: checker_service.Pool | None = None
+) -> list[LabResult]:
     """`parts` (one student's GPU labs, each in a Contained of its own) started
     at once, each then timed with the GPU alone, one after another
-    (gate.Gate.timed_turn says why). Returns their results in order."""
+    (gate.Gate.timed_turn says why). Returns their results in order. `pool`:
+    the GPU's kept timed checkers their checker runs borrow (None: their own)."""
     results: list[LabResult | None] = [None] * len(parts)
     errors: list[BaseException] = []
-    with gate.timed_turn(len(parts)) as turn:
+    with gate.timed_turn(len(parts)) as turn, checker_service.borrowing(pool):
 
         def run(i: int) -> None:
             try:
-                results[i] = parts[i].run(None, admit=turn.admit(i))
+                with checker_service.borrowing(pool):
+                    results[i] = parts[i].run(None, admit=turn.admit(i))
             except BaseException as e:  # re-raised in the worker's thread
                 errors.append(e)
             finally:
@@ -205,7 +210,11 @@ def run_in_turn(gate: Gate, parts: list[TimedPart], name: str) -> list[LabResult
 
 
 def run_parts(
-    parts: list[TimedPart], cell, gate: Gate | None, machine: Gate | None
+    parts: list[TimedPart],
+    cell,
+    gate: Gate | None,
+    machine: Gate | None,
+    pool: checker_service.Pool | None = None,
 ) -> list[tuple[TimedPart, LabResult]]:
     """A student's held-back timed parts, each with its full result: the GPU
     labs' alone on their GPU (started at once, run_in_turn, where each has a
@@ -215,7 +224,7 @@ def run_parts(
     done: list[tuple[TimedPart, LabResult]] = []
     if on_gpu and cell is None and gate is not None:
         with held(machine):
-            fulls = run_in_turn(gate, on_gpu, threading.current_thread().name)
+            fulls = run_in_turn(gate, on_gpu, threading.current_thread().name, pool)
         done += zip(on_gpu, fulls)
         on_gpu = []
     for group, gates in (

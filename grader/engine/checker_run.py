@@ -262,11 +262,11 @@ def launch(
     """Runs the checker (args, without --result-fd) and returns how it ended
     and its result stream. pass_seconds: with `admit`, each pass's own limit
     (Admission's), `timeout` the first's. background: an untimed run, at the
-    lowest CPU priority (proc.BACKGROUND_NICE), by a kept checker where the
-    thread keeps them (checker_service.py)."""
+    lowest CPU priority (proc.BACKGROUND_NICE). A kept checker runs it where
+    the thread keeps or borrows them (checker_service.for_run)."""
     admission = Admission(admit, pass_seconds) if admit is not None else None
-    kept = checker_service.serving(args[0], env) if background else None
     with tempfile.TemporaryFile() as results, contextlib.ExitStack() as cleanup:
+        kept = cleanup.enter_context(checker_service.for_run(args[0], env, background))
         if admission is not None:
             cleanup.callback(admission.close)
         fds = (results.fileno(), *(admission.child_fds if admission else ()))

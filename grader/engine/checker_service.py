@@ -19,15 +19,18 @@ the runner, killed whatever it left behind and freed every buffer the runner
 mapped; where something of the lab's code outlived its runner, or its own
 context is lost, it answers the run and exits instead of serving another.
 
-Only untimed runs (proc.BACKGROUND_NICE, like every untimed checker) go to a
-kept checker, and only in a thread inside kept() (a batch worker's grading
-loop): a timed run starts a checker of its own at the CPU's normal priority,
-and `grade` keeps nothing.
+Untimed runs (proc.BACKGROUND_NICE, like every untimed checker) go to a kept
+checker in a thread inside kept() (a batch worker's grading loop). Timed runs
+go to one only in a thread inside borrowing(pool) (batch --keep-timed-checkers:
+a GPU's timed turns, one at a time, each part in a thread of its own, borrow
+from the GPU's Pool), at the CPU's normal priority. `grade` keeps nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
 import select
 import socket
@@ -37,6 +40,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from ..infra import proc
 from ..infra.trace import trace
@@ -58,6 +62,37 @@ def kept() -> Iterator[None]:
         _local.services = None
         for service in services.values():
             service.close()
+
+
+@contextlib.contextmanager
+def borrowing(pool: Pool | None) -> Iterator[None]:
+    """Within it, this thread's timed checker runs borrow from `pool` (None: none do)."""
+    _local.pool = pool
+    try:
+        yield
+    finally:
+        _local.pool = None
+
+
+@contextlib.contextmanager
+def for_run(checker: str, env: dict[str, str], background: bool) -> Iterator[Service | None]:
+    """The kept checker a run of `checker` in `env` goes to, for the run's
+    length: this thread's own (kept) for an untimed run, one borrowed from its
+    pool (borrowing) for a timed one, or None: a checker of its own."""
+    if background:
+        yield serving(checker, env)
+        return
+    pool = borrowed_from()
+    if pool is None:
+        yield None
+        return
+    with pool.lend(checker, env) as service:
+        yield service
+
+
+def borrowed_from() -> Pool | None:
+    """The pool this thread's timed checker runs borrow from, if any."""
+    return getattr(_local, "pool", None)
 
 
 def keeping() -> bool:
@@ -90,19 +125,70 @@ def serving_now() -> list[Service]:
     return [s for s in services.values() if s.usable]
 
 
+@functools.lru_cache(maxsize=64)
+def _digest(path: str, inode: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class Pool:
+    """Kept checkers lent to one run at a time, to any thread borrowing from
+    it: a GPU's timed turns (one turn at a time, Gate.timed_turn), whose parts
+    run at once, each in a thread of its own, so at most as many of a kind as
+    a turn has parts of it. The workers' checkers are the same program built in
+    each worker's tree: a checker serves runs of any binary with its contents
+    (the same bytes) and environment."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: dict[tuple, list[Service]] = {}
+        self._closed = False
+
+    @contextlib.contextmanager
+    def lend(self, checker: str, env: dict[str, str]) -> Iterator[Service]:
+        st = os.stat(checker)
+        key = (_digest(checker, st.st_ino, st.st_mtime_ns), tuple(sorted(env.items())))
+        with self._lock:
+            free = [s for s in self._free.get(key, []) if s.usable and s.ended() is None]
+            service = free.pop() if free else None
+            self._free[key] = free
+        if service is None:
+            service = Service(checker, env, key, background=False)
+        try:
+            yield service
+        finally:
+            with self._lock:
+                keep = service.usable and service.ended() is None and not self._closed
+                if keep:
+                    self._free[key].append(service)
+            if not keep:
+                service.close()
+
+    def close(self) -> None:
+        """Ends every checker not lent now (a lent one ends when it comes back)."""
+        with self._lock:
+            self._closed = True
+            free = [s for group in self._free.values() for s in group]
+            self._free.clear()
+        for service in free:
+            service.close()
+
+
 class Service:
     """One kept checker process and its socket."""
 
-    def __init__(self, checker: str, env: dict[str, str], key: tuple) -> None:
+    def __init__(
+        self, checker: str, env: dict[str, str], key: tuple, background: bool = True
+    ) -> None:
         self.checker = checker
         self.key = key
         self.usable = True
         self.runs = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._log = tempfile.TemporaryFile()  # what it writes outside any run
+        command = [checker, f"--serve={theirs.fileno()}"]
         try:
             self._proc = subprocess.Popen(
-                proc.background_command([checker, f"--serve={theirs.fileno()}"]),
+                command if not background else proc.background_command(command),
                 env=env,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,

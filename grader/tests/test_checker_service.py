@@ -6,8 +6,10 @@ is never the next run's, which gets a new one. tests/serve_check.py runs the
 real checker the same way."""
 
 import os
+import shutil
 import stat
 import textwrap
+import threading
 from pathlib import Path
 
 from grader.engine import checker_service
@@ -52,13 +54,14 @@ def stand_in(tmp_path: Path) -> str:
 
 
 def run(checker: str, lab: str, env=None, timeout: float = 20, log_limit: int = 1 << 20):
+    """A run of `checker` (untimed, unless a pool is borrowed from: timed)."""
     done, stream = launch(
         [checker, f"--lab={lab}"],
         timeout=timeout,
         env=dict(os.environ, **(env or {})),
         log_limit=log_limit,
         admit=None,
-        background=True,
+        background=checker_service.borrowed_from() is None,
     )
     return done, stream
 
@@ -143,3 +146,68 @@ def _zombie(pid: int) -> bool:
     except OSError:
         return True
     return stat_line[stat_line.rfind(")") + 2] == "Z"
+
+
+def test_a_pool_lends_a_checker_to_one_run_at_a_time_and_keeps_it_for_the_next(tmp_path):
+    checker = stand_in(tmp_path)
+    twin = tmp_path / "twin"  # another worker's build of the same program
+    shutil.copy2(checker, twin)
+    other = tmp_path / "other"  # a program with other bytes
+    other.write_text(Path(checker).read_text() + "# changed\n")
+    other.chmod(0o755)
+    env = dict(os.environ)
+    pool = checker_service.Pool()
+    held = threading.Event()
+    release = threading.Event()
+    pids: dict[str, int] = {}
+
+    def hold() -> None:
+        with pool.lend(checker, env) as service:
+            pids["held"] = service.pid
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert held.wait(10)
+    with pool.lend(str(twin), env) as service:  # the first is lent: another starts
+        pids["beside"] = service.pid
+    release.set()
+    t.join()
+    with pool.lend(str(twin), env) as service:  # both free now: one of them again
+        pids["again"] = service.pid
+    with pool.lend(str(other), env) as service:
+        pids["other"] = service.pid
+    with checker_service.borrowing(pool):
+        done, stream = run(checker, "a")  # a timed run: launch(background=False)
+    assert done.code == 0 and pid_of(stream) in (pids["held"], pids["beside"])
+    pool.close()
+    assert pids["held"] != pids["beside"]
+    assert pids["again"] in (pids["held"], pids["beside"])
+    assert pids["other"] not in (pids["held"], pids["beside"])
+    for pid in pids.values():
+        assert not os.path.exists(f"/proc/{pid}") or _zombie(pid)
+
+
+def test_a_checker_lent_when_the_pool_closes_ends_when_it_comes_back(tmp_path):
+    checker = stand_in(tmp_path)
+    pool = checker_service.Pool()
+    with pool.lend(checker, dict(os.environ)) as service:
+        pool.close()
+        assert os.path.exists(f"/proc/{service.pid}") and not _zombie(service.pid)
+    assert not os.path.exists(f"/proc/{service.pid}") or _zombie(service.pid)
+
+
+def test_the_last_worker_of_a_gpu_to_leave_ends_its_timed_checkers(tmp_path):
+    from grader.commands.gpu_group import GpuGroup
+
+    assert GpuGroup(2, shared=True).timed_checkers is None  # not asked for
+    assert GpuGroup(2, shared=False, keep_timed=True).timed_checkers is None  # no turns
+    group = GpuGroup(2, shared=True, keep_timed=True)
+    assert group.timed_checkers is not None
+    with group.timed_checkers.lend(stand_in(tmp_path), dict(os.environ)) as service:
+        pid = service.pid
+    assert not group.leave()
+    assert os.path.exists(f"/proc/{pid}") and not _zombie(pid)
+    assert group.leave()
+    assert not os.path.exists(f"/proc/{pid}") or _zombie(pid)

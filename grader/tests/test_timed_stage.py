@@ -179,6 +179,26 @@ def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypa
     assert m and m.group(2) == "timed" and m.group(3) == " alone" and m.group(6) is not None
 
 
+def test_a_turns_parts_borrow_from_the_gpus_pool_of_timed_checkers(monkeypatch):
+    from grader.engine import checker_service
+    from grader.infra.gate import Gate
+
+    monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
+    pool = checker_service.Pool()
+    seen = []
+
+    class Part(_StartingPart):
+        def run(self, isolation, admit):
+            seen.append(checker_service.borrowed_from())
+            return super().run(isolation, admit)
+
+    parts = [Part(n, []) for n in ("a", "b")]
+    timed_stage.run_in_turn(Gate("gpu"), parts, "w3-timed", pool)  # type: ignore[arg-type]
+    timed_stage.run_in_turn(Gate("gpu"), parts, "w3-timed")  # type: ignore[arg-type]
+    assert seen == [pool, pool, None, None]
+    assert checker_service.borrowed_from() is None  # nothing left on this thread
+
+
 def test_a_part_that_cannot_start_fails_the_turn_after_the_others_ended(monkeypatch):
     from grader.infra.gate import Gate
 

@@ -30,6 +30,8 @@
 #   class1off, class2off  the same two with --no-kept-checkers (a checker for
 #            every untimed run, as before b254ff3): beside class1 and class2 in
 #            one chain, what the kept checkers change (about 560 s each)
+#   class1kt, class2kt  the same two with --keep-timed-checkers (the timed
+#            turns borrow kept checkers too: half a turn's processes)
 # C: the commit the tree is (the machine's .git may lag); R: where results go
 # (default /tmp/ch/r); CLASS_S: each class part's span (default 540); JOBS:
 # workers a GPU in the class parts (default 16; at 80edc82 one H200's 16
@@ -67,15 +69,16 @@ if has attacks; then
   echo "attacks rc $? in $((SECONDS - t)) s"
   tail -8 "$R/att-log.txt"
 fi
-for part in class1 class2 class1off class2off; do
+for part in class1 class2 class1off class2off class1kt class2kt; do
   has "$part" || continue
   t=$SECONDS
-  one='' off=''
+  one='' off='' kt=''
   [[ $part == class1* ]] && one=1
   [[ $part == *off ]] && off=1
+  [[ $part == *kt ]] && kt=1
   env OUT="$R/$part" PARTS=new LABS=course COPIES=10 JOBS="${JOBS:-16}" SHARED_CALL=10 \
     THROUGHPUT_S="${CLASS_S:-540}" CPU_BY_COMMAND=1 ${one:+ONE_GPU=1} ${PLACES:+PLACES=$PLACES} \
-    ${off:+NO_KEPT=1} bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
+    ${off:+NO_KEPT=1} ${kt:+KEEP_TIMED=1} bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
   echo "$part rc $? in $((SECONDS - t)) s"
   tail -6 "$R/$part-console.txt"
 done

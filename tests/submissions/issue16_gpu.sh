@@ -44,6 +44,8 @@
 # batch's default is a quarter of the cores), the names ending in -pN.
 # NO_KEPT=1 passes --no-kept-checkers (a checker for every untimed run, as
 # before b254ff3), the names ending in -nokept.
+# KEEP_TIMED=1 passes --keep-timed-checkers (a GPU's timed turns borrow kept
+# checkers), the names ending in -kt.
 # SANDBOX=1 passes --sandbox (every student in a bubblewrap cell of its own:
 # bwrap on PATH), the names ending in -sandbox.
 # CPU_BY_COMMAND=1 passes --cpu-by-command to throughput.py (the core-seconds
@@ -55,7 +57,7 @@
 # the same grader and class (each THROUGHPUT_S=300 at least: on two GPUs the
 # first labs are graded about 100 s in).
 #
-# usage: OUT=DIR [PARTS=study,load,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [PLACES=N] [NO_KEPT=1] [SANDBOX=1] [ONE_GPU=1] [CPU_BY_COMMAND=1]
+# usage: OUT=DIR [PARTS=study,load,new,prev,spread,old] [PREV=DIR] [PREV_NAME=NAME] [LABS=course] [ARCH=sm_90] [COPIES=3] [JOBS=8] [GPU_RUNS=N] [SHARED_CALL=S] [CONNECTIONS=N] [PLACES=N] [NO_KEPT=1] [KEEP_TIMED=1] [SANDBOX=1] [ONE_GPU=1] [CPU_BY_COMMAND=1]
 #        [STUDY_S=120] [LOAD_ROUNDS=2] [THROUGHPUT_S=360] [OLD_COPIES=COPIES] [OLD_S=THROUGHPUT_S]
 #        bash tests/submissions/issue16_gpu.sh
 set -u
@@ -103,11 +105,12 @@ if has load; then
   strays load
 fi
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${NO_KEPT:+-nokept}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}${CPU_BY_COMMAND:+-cpu}"
+  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${NO_KEPT:+-nokept}${KEEP_TIMED:+-kt}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}${CPU_BY_COMMAND:+-cpu}"
   GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
     ${CPU_BY_COMMAND:+--cpu-by-command} --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- --jobs-per-gpu "$JOBS" \
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} \
-    ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${PLACES:+--sanitizer-places "$PLACES"} ${NO_KEPT:+--no-kept-checkers} ${SANDBOX:+--sandbox}
+    ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${PLACES:+--sanitizer-places "$PLACES"} ${NO_KEPT:+--no-kept-checkers} \
+    ${KEEP_TIMED:+--keep-timed-checkers} ${SANDBOX:+--sandbox}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2

@@ -102,6 +102,7 @@ def main() -> int:
         analysed = {
             "steady": steady,
             "complete": complete_rate(log, steady),
+            "per_minute": per_minute(log, steady),
             "done_rate": done_rate(log),
             "gpu_holds": gpu_holds(log, steady),
             "holds_by_kind": holds_by_kind(log),
@@ -226,6 +227,7 @@ def main() -> int:
         "student_labs_per_hour": round(student_labs * 3600 / seconds),
         "steady": steady,
         "complete": complete_rate(log_text, steady),
+        "per_minute": per_minute(log_text, steady),
         "done_rate": done_rate(log_text),
         "busy_while_steady": busy_between(sampler.samples, steady),
         "cpu_by_command": commands and cpu_by_command.by_command(commands.samples, steady),
@@ -401,6 +403,23 @@ def steady_rate(log: str) -> dict | None:
         "from": times[0],
         "to": times[-1],
     }
+
+
+def per_minute(log: str, steady: dict | None) -> list[int] | None:
+    """The labs graded in each whole minute of the steady span, from its start:
+    where the rate dips (every worker's students waiting for their timed turns
+    at once, the first of them in a wave: tests/gpu_runs/README.md, b254ff3's
+    row), which a rate over the span hides and two runs must share to compare."""
+    if not steady:
+        return None
+    times = [float(m.group(1)) for m in map(_TRACE.match, log.splitlines()) if m]
+    minutes = int((steady["to"] - steady["from"]) // 60)
+    counts = [0] * minutes
+    for t in times:
+        k = int((t - steady["from"]) // 60)
+        if 0 <= k < minutes:
+            counts[k] += 1
+    return counts
 
 
 _DONE = re.compile(r"^\[trace \+([0-9.]+) s\] \S+ (\S+): done$")
