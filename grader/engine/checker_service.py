@@ -67,11 +67,12 @@ def kept() -> Iterator[None]:
 @contextlib.contextmanager
 def borrowing(pool: Pool | None) -> Iterator[None]:
     """Within it, this thread's timed checker runs borrow from `pool` (None: none do)."""
+    before = borrowed_from()
     _local.pool = pool
     try:
         yield
     finally:
-        _local.pool = None
+        _local.pool = before
 
 
 @contextlib.contextmanager
