@@ -136,8 +136,9 @@ def _run_locked(
         # However many students share a GPU, a few runs use it at once
         # (gpus.runs_at_once: the GPU's time and its memory).
         most = config.gpu_runs or gpus.GPU_RUNS_AT_ONCE
-        slots = gpus.runs_at_once(gpus.find(sel), most) if sel is not None else None
-        group = GpuGroup(k, shared, slots, config.keep_timed_checkers)
+        device = gpus.find(sel) if sel is not None else None
+        slots = gpus.runs_at_once(device, most) if device is not None else None
+        group = GpuGroup(k, shared, slots, config.keep_timed_checkers, device)
         for j in range(k):
             workers.append(
                 Worker(
@@ -237,7 +238,8 @@ def _run_locked(
         # own (Worker._grade leaves them there only then, and never in a sandbox).
         stage = TimedStage(worker.root.name)
         try:
-            kept = checker_service.kept() if config.kept_checkers else contextlib.nullcontext()
+            each = worker.group.kept_each if config.kept_checkers else 0
+            kept = checker_service.kept(each) if each != 0 else contextlib.nullcontext()
             with kept:  # one checker of each kind for the untimed runs
                 while not stop.is_set():
                     try:

@@ -6,9 +6,15 @@ import threading
 from dataclasses import dataclass
 
 from ..engine import checker_service
+from ..infra import gpus
+from ..infra.trace import trace
 from ..engine.reference_tools import ReferenceTools
 from ..infra.gate import Gate
 from .batch_config import CEILING_DRIFT_BOUND
+
+# A GPU's timed turns' kept checkers (batch --keep-timed-checkers): a turn's
+# parts at most, one a GPU lab of the course, gpus.KEPT_CHECKER_GIB each.
+POOL_GIB = 10 * gpus.KEPT_CHECKER_GIB
 
 
 @dataclass
@@ -33,7 +39,12 @@ class GpuGroup:
     preflight, and how many of them are still grading (the last one measures again)."""
 
     def __init__(
-        self, workers: int, shared: bool, run_slots: int | None = None, keep_timed: bool = False
+        self,
+        workers: int,
+        shared: bool,
+        run_slots: int | None = None,
+        keep_timed: bool = False,
+        gpu: gpus.Gpu | None = None,
     ) -> None:
         # A drain for half the workers' timed runs (gate.py says why).
         self.gate = Gate("gpu", run_slots, drain_at=max(1, workers // 2)) if shared else None
@@ -43,9 +54,25 @@ class GpuGroup:
         self.reference_tools: ReferenceTools | None = None
         self.grading = workers
         self.lock = threading.Lock()
-        # The timed turns' kept checkers (batch --keep-timed-checkers), ended
-        # with the last worker: the ceilings measured after find none.
-        self.timed_checkers = checker_service.Pool() if shared and keep_timed else None
+        # How many kept checkers each worker keeps for its untimed runs, and
+        # the timed turns' pool (batch --keep-timed-checkers: at most a turn's
+        # parts, POOL_GIB), in the memory the run slots leave on `gpu`
+        # (gpus.kept_checkers_each); None: as many as it has kinds (no GPU's
+        # memory to share). The pool ends with the last worker: the ceilings
+        # measured after find none.
+        keep_timed = shared and keep_timed
+        self.kept_each: int | None = None
+        if gpu is not None and gpu.memory_mib and run_slots:
+            room = gpu.memory_mib - run_slots * gpus.HUGE_CASE_GIB * 1024
+            keep_timed = keep_timed and room >= POOL_GIB * 1024
+            pool = POOL_GIB if keep_timed else 0
+            self.kept_each = gpus.kept_checkers_each(gpu, workers, run_slots, pool)
+        self.timed_checkers = checker_service.Pool() if keep_timed else None
+        each = "any" if self.kept_each is None else self.kept_each
+        trace(
+            f"gpu group: {workers} workers, {run_slots} slots, {each} kept checkers each, "
+            f"timed pool: {keep_timed}"
+        )
 
     def leave(self) -> bool:
         """One worker is done; True for the last."""

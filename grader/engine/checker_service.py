@@ -51,11 +51,14 @@ _ANSWER = struct.Struct("ii")  # the run's exit code; 1 when it serves another
 
 
 @contextlib.contextmanager
-def kept() -> Iterator[None]:
+def kept(most: int | None = None) -> Iterator[None]:
     """Within it, this thread's untimed checker runs go to kept checkers
-    (serving), which end when it is left."""
+    (serving): at most `most` at once (None: one a binary), the one used least
+    lately ended for a new one (a batch keeps them in the GPU memory its run
+    slots leave: gpus.kept_checkers_each). They end when it is left."""
     services: dict[str, Service] = {}
     _local.services = services
+    _local.most = most
     try:
         yield
     finally:
@@ -109,14 +112,18 @@ def serving(checker: str, env: dict[str, str]) -> Service | None:
         return None
     st = os.stat(checker)
     key = (st.st_ino, st.st_mtime_ns, tuple(sorted(env.items())))
-    service = services.get(checker)
+    service = services.pop(checker, None)  # put back last: the one used latest
     if service is not None and (
         service.key != key or not service.usable or service.ended() is not None
     ):
         service.close()
         service = None
     if service is None:
-        service = services[checker] = Service(checker, env, key)
+        most = getattr(_local, "most", None)
+        while most is not None and services and len(services) >= most:
+            services.pop(next(iter(services))).close()  # the one used least lately
+        service = Service(checker, env, key)
+    services[checker] = service
     return service
 
 

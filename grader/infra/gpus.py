@@ -97,6 +97,21 @@ def runs_at_once(gpu: Gpu, most: int = GPU_RUNS_AT_ONCE) -> int:
     return max(1, min(most, gpu.memory_mib // (HUGE_CASE_GIB * 1024)))
 
 
+# What one kept checker (grader/engine/checker_service.py) may hold of its
+# GPU's memory while it waits for its next run: its CUDA context, counted
+# generously (not measured yet: throughput.py's samples record the memory in use).
+KEPT_CHECKER_GIB = 1
+
+
+def kept_checkers_each(gpu: Gpu, workers: int, slots: int, reserved_gib: int = 0) -> int:
+    """How many kept checkers each of `workers` may keep on `gpu`: only in the
+    memory that `slots` runs of the huge case and `reserved_gib` leave, so that
+    idle checkers never take a slot's room (a run alone that still ran out of
+    memory would be judged as it is)."""
+    spare = gpu.memory_mib - (slots * HUGE_CASE_GIB + reserved_gib) * 1024
+    return max(0, spare // (max(1, workers) * KEPT_CHECKER_GIB * 1024))
+
+
 def _have(tool: str) -> bool:
     import shutil
 

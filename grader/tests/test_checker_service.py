@@ -211,3 +211,41 @@ def test_the_last_worker_of_a_gpu_to_leave_ends_its_timed_checkers(tmp_path):
     assert os.path.exists(f"/proc/{pid}") and not _zombie(pid)
     assert group.leave()
     assert not os.path.exists(f"/proc/{pid}") or _zombie(pid)
+
+
+def test_a_thread_keeps_at_most_as_many_as_it_is_told_ending_the_one_used_least_lately(tmp_path):
+    names = []
+    for name in ("sum", "max", "float"):
+        (tmp_path / name).mkdir()
+        names.append(stand_in(tmp_path / name))
+    total, used_max, used_float = names
+    with checker_service.kept(2):
+        run(total, "a")
+        run(used_max, "a")
+        run(total, "a")  # now max is the one used least lately
+        first = {s.checker: s.pid for s in checker_service.serving_now()}
+        run(used_float, "a")
+        now = {s.checker: s.pid for s in checker_service.serving_now()}
+    assert set(first) == {total, used_max}
+    assert set(now) == {total, used_float} and now[total] == first[total]
+    assert not os.path.exists(f"/proc/{first[used_max]}") or _zombie(first[used_max])
+
+
+def test_idle_checkers_keep_to_the_memory_the_run_slots_leave():
+    from grader.commands.gpu_group import POOL_GIB, GpuGroup
+    from grader.infra import gpus
+
+    def gpu(gib: float) -> gpus.Gpu:
+        return gpus.Gpu(0, "GPU-x", "0", "test", 0, int(gib * 1024))
+
+    h200 = gpu(140.4)  # 4 slots of 20 GiB leave 60.4 GiB: 3 GiB for each of 16 workers
+    assert gpus.kept_checkers_each(h200, 16, 4) == 3
+    assert GpuGroup(16, True, 4, False, h200).kept_each == 3
+    assert GpuGroup(16, True, 4, True, h200).kept_each == (60 - POOL_GIB) // 16
+    h100 = gpu(79.6)  # 3 slots leave 19.6 GiB: 1 each
+    assert GpuGroup(16, True, 3, True, h100).kept_each == 0  # the pool takes 10 of them
+    assert GpuGroup(16, True, 3, False, h100).kept_each == 1
+    small = gpu(40)  # 2 slots leave nothing: no kept checker, and no pool
+    group = GpuGroup(8, True, 2, True, small)
+    assert group.kept_each == 0 and group.timed_checkers is None
+    assert GpuGroup(2, True).kept_each is None  # no GPU's memory to share (lab 01)
