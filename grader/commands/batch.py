@@ -27,7 +27,6 @@ where it stopped.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -238,9 +237,8 @@ def _run_locked(
         # own (Worker._grade leaves them there only then, and never in a sandbox).
         stage = TimedStage(worker.root.name)
         try:
-            each = worker.group.kept_each if config.kept_checkers else 0
-            kept = checker_service.kept(each) if each != 0 else contextlib.nullcontext()
-            with kept:  # one checker of each kind for the untimed runs
+            # One checker of each kind for the untimed runs, as the GPU's memory allows.
+            with checker_service.kept(worker.group.kept_each if config.kept_checkers else 0):
                 while not stop.is_set():
                     try:
                         spec, student = todo.get_nowait()

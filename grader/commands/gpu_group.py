@@ -13,8 +13,8 @@ from ..infra.gate import Gate
 from .batch_config import CEILING_DRIFT_BOUND
 
 # A GPU's timed turns' kept checkers (batch --keep-timed-checkers): a turn's
-# parts at most, one a GPU lab of the course, gpus.KEPT_CHECKER_GIB each.
-POOL_GIB = 10 * gpus.KEPT_CHECKER_GIB
+# parts at most, one a GPU lab of the course.
+POOL_CHECKERS = 10
 
 
 @dataclass
@@ -56,16 +56,15 @@ class GpuGroup:
         self.lock = threading.Lock()
         # How many kept checkers each worker keeps for its untimed runs, and
         # the timed turns' pool (batch --keep-timed-checkers: at most a turn's
-        # parts, POOL_GIB), in the memory the run slots leave on `gpu`
+        # parts, POOL_CHECKERS), in the memory the run slots leave on `gpu`
         # (gpus.kept_checkers_each); None: as many as it has kinds (no GPU's
         # memory to share). The pool ends with the last worker: the ceilings
         # measured after find none.
         keep_timed = shared and keep_timed
         self.kept_each: int | None = None
         if gpu is not None and gpu.memory_mib and run_slots:
-            room = gpu.memory_mib - run_slots * gpus.HUGE_CASE_GIB * 1024
-            keep_timed = keep_timed and room >= POOL_GIB * 1024
-            pool = POOL_GIB if keep_timed else 0
+            keep_timed = keep_timed and gpus.kept_checkers_each(gpu, 1, run_slots) >= POOL_CHECKERS
+            pool = POOL_CHECKERS * gpus.KEPT_CHECKER_GIB if keep_timed else 0
             self.kept_each = gpus.kept_checkers_each(gpu, workers, run_slots, pool)
         self.timed_checkers = checker_service.Pool() if keep_timed else None
         each = "any" if self.kept_each is None else self.kept_each

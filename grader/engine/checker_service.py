@@ -53,11 +53,11 @@ _ANSWER = struct.Struct("ii")  # the run's exit code; 1 when it serves another
 @contextlib.contextmanager
 def kept(most: int | None = None) -> Iterator[None]:
     """Within it, this thread's untimed checker runs go to kept checkers
-    (serving): at most `most` at once (None: one a binary), the one used least
-    lately ended for a new one (a batch keeps them in the GPU memory its run
-    slots leave: gpus.kept_checkers_each). They end when it is left."""
+    (serving): at most `most` at once (None: one a binary; 0: none), the one
+    used least lately ended for a new one (a batch keeps them in the GPU memory
+    its run slots leave: gpus.kept_checkers_each). They end when it is left."""
     services: dict[str, Service] = {}
-    _local.services = services
+    _local.services = services if most != 0 else None
     _local.most = most
     try:
         yield
@@ -113,9 +113,7 @@ def serving(checker: str, env: dict[str, str]) -> Service | None:
     st = os.stat(checker)
     key = (st.st_ino, st.st_mtime_ns, tuple(sorted(env.items())))
     service = services.pop(checker, None)  # put back last: the one used latest
-    if service is not None and (
-        service.key != key or not service.usable or service.ended() is not None
-    ):
+    if service is not None and (service.key != key or not service.ready):
         service.close()
         service = None
     if service is None:
@@ -130,7 +128,7 @@ def serving(checker: str, env: dict[str, str]) -> Service | None:
 def serving_now() -> list[Service]:
     """This thread's kept checkers that may serve another run."""
     services: dict[str, Service] = getattr(_local, "services", None) or {}
-    return [s for s in services.values() if s.usable]
+    return [s for s in services.values() if s.ready]
 
 
 @functools.lru_cache(maxsize=64)
@@ -156,16 +154,21 @@ class Pool:
         st = os.stat(checker)
         key = (_digest(checker, st.st_ino, st.st_mtime_ns), tuple(sorted(env.items())))
         with self._lock:
-            free = [s for s in self._free.get(key, []) if s.usable and s.ended() is None]
+            free: list[Service] = []
+            dead: list[Service] = []
+            for kept_one in self._free.get(key, []):  # each judged once: it may end meanwhile
+                (free if kept_one.ready else dead).append(kept_one)
             service = free.pop() if free else None
             self._free[key] = free
+        for gone in dead:
+            gone.close()
         if service is None:
             service = Service(checker, env, key, background=False)
         try:
             yield service
         finally:
             with self._lock:
-                keep = service.usable and service.ended() is None and not self._closed
+                keep = service.ready and not self._closed
                 if keep:
                     self._free[key].append(service)
             if not keep:
@@ -217,10 +220,12 @@ class Service:
     def pid(self) -> int:
         return self._proc.pid
 
-    def ended(self) -> int | None:
-        """Its exit code once it has ended between runs (killed by another's
-        hand): the next run gets a new one, and this end is nobody's result."""
-        return self._proc.poll()
+    @property
+    def ready(self) -> bool:
+        """May it serve another run? Not once it said no, or ended (between
+        runs, by another's hand: the next run gets a new one, and this end is
+        nobody's result)."""
+        return self.usable and self._proc.poll() is None
 
     def run(
         self,
@@ -277,8 +282,7 @@ class Service:
                     return code, False, False, False
                 self.usable = False  # it ended during the run: its exit is the run's
                 return self._proc.wait(), False, False, True
-            timed_out = time.monotonic() > deadline + paused()
-            over = os.fstat(out.fileno()).st_size > output_limit
+            timed_out, over = proc.past_limits(out, deadline, paused, output_limit)
             if timed_out or over:
                 self.usable = False
                 proc.kill_tree(self._proc)

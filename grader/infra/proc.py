@@ -275,9 +275,17 @@ def _wait(
             break
         except subprocess.TimeoutExpired:
             pass
-        timed_out = time.monotonic() > deadline + paused()
-        over = os.fstat(out.fileno()).st_size > output_limit
+        timed_out, over = past_limits(out, deadline, paused, output_limit)
         if timed_out or over:
             kill_tree(proc)
             break
     return timed_out, over
+
+
+def past_limits(
+    out, deadline: float, paused: Callable[[], float], output_limit: int
+) -> tuple[bool, bool]:
+    """Has a run passed its deadline (moved on by what `paused` says), and has
+    its output file `out` passed output_limit bytes? (a kept checker's run too:
+    checker_service.py)"""
+    return time.monotonic() > deadline + paused(), os.fstat(out.fileno()).st_size > output_limit

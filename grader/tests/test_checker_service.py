@@ -10,6 +10,7 @@ import shutil
 import stat
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 from grader.engine import checker_service
@@ -232,7 +233,7 @@ def test_a_thread_keeps_at_most_as_many_as_it_is_told_ending_the_one_used_least_
 
 
 def test_idle_checkers_keep_to_the_memory_the_run_slots_leave():
-    from grader.commands.gpu_group import POOL_GIB, GpuGroup
+    from grader.commands.gpu_group import POOL_CHECKERS, GpuGroup
     from grader.infra import gpus
 
     def gpu(gib: float) -> gpus.Gpu:
@@ -241,7 +242,10 @@ def test_idle_checkers_keep_to_the_memory_the_run_slots_leave():
     h200 = gpu(140.4)  # 4 slots of 20 GiB leave 60.4 GiB: 3 GiB for each of 16 workers
     assert gpus.kept_checkers_each(h200, 16, 4) == 3
     assert GpuGroup(16, True, 4, False, h200).kept_each == 3
-    assert GpuGroup(16, True, 4, True, h200).kept_each == (60 - POOL_GIB) // 16
+    assert (
+        GpuGroup(16, True, 4, True, h200).kept_each
+        == (60 - POOL_CHECKERS * gpus.KEPT_CHECKER_GIB) // 16
+    )
     h100 = gpu(79.6)  # 3 slots leave 19.6 GiB: 1 each
     assert GpuGroup(16, True, 3, True, h100).kept_each == 0  # the pool takes 10 of them
     assert GpuGroup(16, True, 3, False, h100).kept_each == 1
@@ -249,3 +253,19 @@ def test_idle_checkers_keep_to_the_memory_the_run_slots_leave():
     group = GpuGroup(8, True, 2, True, small)
     assert group.kept_each == 0 and group.timed_checkers is None
     assert GpuGroup(2, True).kept_each is None  # no GPU's memory to share (lab 01)
+
+
+def test_a_pools_checker_that_ended_between_runs_is_ended_for_good_and_replaced(tmp_path):
+    import signal
+
+    checker = stand_in(tmp_path)
+    pool = checker_service.Pool()
+    with pool.lend(checker, dict(os.environ)) as first:
+        pass
+    os.kill(first.pid, signal.SIGKILL)  # by another's hand, while it waits
+    while not _zombie(first.pid):  # dead, not yet reaped
+        time.sleep(0.01)
+    with pool.lend(checker, dict(os.environ)) as second:
+        assert second is not first
+    pool.close()
+    assert not first.usable  # closed: its socket and log let go, no longer tracked
