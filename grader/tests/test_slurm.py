@@ -105,11 +105,16 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
     # The same gradebook as the local batch, line for line (but each row's digest
     # of its result.json, which records where and when it was graded).
     assert grades(out) == grades(tmp_path / "local")
+    # Each batch draws its own seed, so a wrong lab's count of failed cases may
+    # differ by a case drawn at random: carl's sum is off by one above n = 1000,
+    # and SeededRandomSizes passes when its eight sizes all fall at or below 1000
+    # (6 of 3,000 seeds; CI once compared 31 failures with 30). The outcome, the
+    # points and whether anything failed must agree whatever the seeds.
     for name in ("alice", "carl", "dina"):
         a = json.loads((out / "students" / name / "result.json").read_text())
         b = json.loads((tmp_path / "local" / "students" / name / "result.json").read_text())
-        assert [(l["status"], l["points"], l["tests_failed"]) for l in a["labs"]] == [
-            (l["status"], l["points"], l["tests_failed"]) for l in b["labs"]
+        assert [(l["status"], l["points"], l["tests_failed"] > 0) for l in a["labs"]] == [
+            (l["status"], l["points"], l["tests_failed"] > 0) for l in b["labs"]
         ]
     logs = sorted((out / "slurm" / "logs").glob("*.out"))
     assert len(logs) == 5 and all("[slurm-task" in p.read_text() for p in logs)
