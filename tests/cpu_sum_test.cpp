@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -229,11 +228,10 @@ TEST(CpuSumContract, SmallSizesInOrder) {
 
 TEST(CpuSumContract, SeededRandomSizes) {
   std::mt19937_64 rng(case_seed(0x5e5e));
-  std::uniform_real_distribution<double> log2n(0.0, 22.0);
-  for (int k = 0; k < 8 && !HasFailure(); ++k) {
-    const auto n = static_cast<std::size_t>(std::exp2(log2n(rng))) + 1;
-    SCOPED_TRACE("random size n=" + std::to_string(n));
-    check_cpu_sum(n, k % 2 ? IntPattern::kRandom : IntPattern::kAlternating);
+  const std::vector<std::size_t> sizes = seeded_sizes(rng, 8, 22.0);
+  for (std::size_t k = 0; k < sizes.size() && !HasFailure(); ++k) {
+    SCOPED_TRACE("random size n=" + std::to_string(sizes[k]));
+    check_cpu_sum(sizes[k], k % 2 ? IntPattern::kRandom : IntPattern::kAlternating);
   }
 }
 

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,22 @@ std::vector<SizeCase<typename C::Pattern>> edge_cases() {
 template <class Pattern>
 std::string case_name(const ::testing::TestParamInfo<SizeCase<Pattern>>& info) {
   return "n" + std::to_string(info.param.n) + "_" + pattern_name(info.param.pattern);
+}
+
+// SeededRandomSizes: `count` sizes drawn log-uniformly, one from each of
+// `count` equal bands of [0, max_log2] in turn, so smallest first (the first
+// failure is at the smallest size drawn). Drawn anywhere in the range, a band
+// went untested on many seeds: lab 01's eight draws in [0, 22] all fell at or
+// below n = 1000 on 6 seeds of 3,000, and a sum off by one above 1000 passed;
+// twelve draws in [0, 24] miss [2^16, 2^20) on one seed in nine.
+inline std::vector<std::size_t> seeded_sizes(std::mt19937_64& rng, int count, double max_log2) {
+  std::vector<std::size_t> sizes;
+  const double band = max_log2 / count;
+  for (int k = 0; k < count; ++k) {
+    std::uniform_real_distribution<double> log2n(k * band, (k + 1) * band);
+    sizes.push_back(static_cast<std::size_t>(std::exp2(log2n(rng))) + 1);
+  }
+  return sizes;
 }
 
 // Above 2^32 elements: a 32-bit index (int or unsigned) wraps for some thread.

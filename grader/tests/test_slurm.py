@@ -106,9 +106,10 @@ def test_slurm_gradebook_equals_local_and_resumes(tmp_path, monkeypatch):
     # of its result.json, which records where and when it was graded).
     assert grades(out) == grades(tmp_path / "local")
     # Each batch draws its own seed, so a wrong lab's count of failed cases may
-    # differ by a case drawn at random: carl's sum is off by one above n = 1000,
-    # and SeededRandomSizes passes when its eight sizes all fall at or below 1000
-    # (6 of 3,000 seeds; CI once compared 31 failures with 30). The outcome, the
+    # differ by a case drawn at random. CI once compared 31 failures with 30:
+    # carl's sum is off by one above n = 1000, and SeededRandomSizes passed when
+    # its eight sizes all fell at or below 1000 (6 seeds of 3,000, before
+    # sum_sizes.hpp's seeded_sizes drew one size in each band). The outcome, the
     # points and whether anything failed must agree whatever the seeds.
     for name in ("alice", "carl", "dina"):
         a = json.loads((out / "students" / name / "result.json").read_text())

@@ -14,7 +14,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstring>
 #include <exception>
 #include <random>
@@ -243,16 +242,16 @@ void check_empty() {
   }
 }
 
-// Sizes drawn log-uniformly from [1, 2^24] with the run's seed (printed first).
+// Sizes drawn log-uniformly from [1, 2^24], one in each band (seeded_sizes),
+// with the run's seed (printed first).
 template <class C>
 void check_random_sizes(int count) {
   std::mt19937_64 rng(case_seed(0x5e5e));
-  std::uniform_real_distribution<double> log2n(0.0, 24.0);
+  const std::vector<std::size_t> sizes = seeded_sizes(rng, count, 24.0);
   const auto patterns = C::patterns();
-  for (int k = 0; k < count && !::testing::Test::HasFailure(); ++k) {
-    const auto n = static_cast<std::size_t>(std::exp2(log2n(rng))) + 1;
-    SCOPED_TRACE("random size n=" + std::to_string(n));
-    check_case<C>(patterns[k % patterns.size()], n);
+  for (std::size_t k = 0; k < sizes.size() && !::testing::Test::HasFailure(); ++k) {
+    SCOPED_TRACE("random size n=" + std::to_string(sizes[k]));
+    check_case<C>(patterns[k % patterns.size()], sizes[k]);
   }
 }
 

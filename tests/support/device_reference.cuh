@@ -6,7 +6,7 @@
 // case took 1.7 s (int sum, every core) and 13 s (lab 11's 128-bit fixed
 // point) per case, most of each lab's test time, and they took every core
 // from the builds a batch runs beside the tests (tests/gpu_runs/h200/
-// trusted-grades.json). On the GPU the same sums take milliseconds.
+// trusted-grades.json.gz). On the GPU the same sums take milliseconds.
 //
 // Exactness does not depend on the order: integer sums (64-bit, and 128-bit
 // fixed point for floats) are associative, and max_op is a commutative,
