@@ -189,10 +189,7 @@ void RunnerLink::configure(RunnerOptions options) {
   // last run's runner ends, and its budgets and timeouts go with it.
   link.stop();
   link.options_ = std::move(options);
-  link.configured_ = !link.options_.command.empty();
-  link.broken_.clear();
-  link.crashes_ = link.timeouts_ = 0;
-  link.last_exit_.clear();
+  link.begin_command();
   link.start_seconds_ = 0.0;
   link.base_call_timeout_s_ = 0;
   link.base_max_timeouts_ = 0;
@@ -452,6 +449,10 @@ void RunnerLink::restart_as(std::vector<std::string> command, double call_timeou
   options_.command = std::move(command);
   options_.call_timeout_s = call_timeout_s > 0 ? call_timeout_s : base_call_timeout_s_;
   options_.max_timeouts = max_timeouts > 0 ? max_timeouts : base_max_timeouts_;
+  begin_command();
+}
+
+void RunnerLink::begin_command() {
   configured_ = !options_.command.empty();
   broken_.clear();
   crashes_ = timeouts_ = 0;

@@ -102,6 +102,8 @@ class RunnerLink {
   // count_crash for a runner that died or lost its context, in the words both share.
   void count_crash_or_lost_context();
   void reap(bool kill_first);
+  // A new command (configure, restart_as): its runner starts with every budget whole.
+  void begin_command();
 
   RunnerOptions options_;
   bool configured_ = false;
