@@ -149,7 +149,8 @@ def kill_all() -> int:
 # its own. Lowering needs no privilege; raising does, which is why a timed run
 # cannot be raised instead. The kernel takes an autogroup's new nice value ten
 # times a second at most, machine-wide, from a process without CAP_SYS_ADMIN
-# (a grader not root, and anything in a sandbox's user namespace), so each run
+# (a grader not root, and anything in a sandbox's user namespace), counting
+# every write, a privileged one too (sched/autogroup.c), so each run
 # tries twice, 0.1 s apart (16 workers on a GPU graded 208 labs in 254 s at
 # 69070d5, each lab some four programs: three or so a second); one refused
 # twice keeps its nice value only, which is all that counts

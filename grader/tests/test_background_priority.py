@@ -7,6 +7,7 @@ kernel has autogroups) to a file. Everything here runs on the CPU."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -136,5 +137,17 @@ def test_a_sandboxed_build_runs_in_the_background(tmp_path, monkeypatch):
     ninja.write_text("#!/bin/sh\n" + REPORT.replace('"$NICE_FILE"', "nice"))
     ninja.chmod(0o755)
     monkeypatch.setattr(sandbox_build, "_real_ninja", lambda: str(ninja))
-    assert sandbox_build.build(tree / "build", "x", extra_ro=[], tree=tree).ok
-    _expect(tree / "nice", background=True)
+    # Inside the sandbox the write is unprivileged, and the kernel refuses one
+    # within 0.1 s of any other process's write, a privileged one too
+    # (proc.BACKGROUND_NICE): beside other runs that lower theirs (CI's other
+    # tests, a batch's workers) a build may keep its group's 0 after its three
+    # tries, never its own nice value. So: its own every time, its group's
+    # within a few builds.
+    for _ in range(5):
+        assert sandbox_build.build(tree / "build", "x", extra_ro=[], tree=tree).ok
+        got = _reported(tree / "nice")
+        assert got[0] == proc.BACKGROUND_NICE
+        if not HAS_AUTOGROUP or got[1] == proc.BACKGROUND_NICE:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"the sandboxed build's autogroup stayed at nice {got[1]} in 5 builds")
