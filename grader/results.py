@@ -154,6 +154,22 @@ class StudentResult:
     def max_points(self) -> int:
         return sum(r.max_points for r in self.labs)
 
+    def summary_line(self) -> str:
+        """One line of a batch's progress: the points, and each lab not graded or
+        with failed tests."""
+        bad = [
+            r.lab[:2]
+            + ":"
+            + (r.status if r.status != LabStatus.GRADED else f"{r.tests_failed} failed")
+            for r in self.labs
+            if r.status != LabStatus.GRADED or r.tests_failed
+        ]
+        return (
+            f"{self.student}: {self.points:g}/{self.max_points}"
+            + (f" ({', '.join(bad)})" if bad else "")
+            + (f" ERROR {self.error}" if self.error else "")
+        )
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["labs"] = [r.to_dict() for r in self.labs]

@@ -55,8 +55,9 @@ from .batch_config import (
 )
 from ..infra.trace import trace
 from .batch_guard import OutLock, check_space, signals_noted
-from .batch_worker import Worker, summary_line
+from .batch_worker import Worker
 from .gpu_group import GpuGroup
+from .lead_turns import HOST, LeadTurns, wait_at
 from .timed_stage import TimedStage
 from .pace import Pace
 
@@ -175,8 +176,8 @@ def _run_locked(
     pace.write_status(config.out / "status.json")
     errors: list[BaseException] = []
     prepared = threading.Barrier(len(workers))
-    leads = max(1, sum(1 for w in workers if w.lead))
-    measured, warmed = threading.Barrier(leads), threading.Barrier(leads)
+    leads = [w for w in workers if w.lead]
+    turns = LeadTurns(len(leads))
     ready = threading.Barrier(len(workers))
 
     stop = threading.Event()  # set when the batch is interrupted
@@ -200,21 +201,19 @@ def _run_locked(
             finally:
                 # Every tree built before any ceiling is measured: no compiler
                 # may slow the host's copy (lab 01's yardstick).
-                _wait(prepared)
+                wait_at(prepared)
             runnable = [l for l in labs if worker.gpu is not None or not l.needs_gpu]
             trace(f"{worker.root.name} prepared")
             if worker.lead:
                 # The others of its GPU only build: the GPU is quiet for these.
-                worker.measure_ceilings(runnable, course, "before")
+                turns.measure_before(worker, runnable, course, first=worker is leads[0])
                 _check_calibration(worker, config)
-                _wait(measured)  # no lead compiles while another measures its ceilings
-                if config.preflight:  # nor while another times a reference
-                    worker.preflight(course, runnable, progress, warmed=lambda: _wait(warmed))
+                if config.preflight:  # no lead compiles while another times a reference
+                    worker.preflight(course, runnable, progress, turns)
         except BaseException as e:  # noqa: BLE001 - reported after the join
             errors.append(e)
-            measured.abort()  # a lead that failed never comes to them
-            warmed.abort()
-        _wait(ready)
+            turns.abort()  # a lead that failed never comes to the others
+        wait_at(ready)
         if errors:
             worker.close()
             return
@@ -231,7 +230,7 @@ def _run_locked(
                 done.append(res)
                 pace.add(res)
                 pace.write_status(config.out / "status.json")
-                progress(f"[batch] {len(done)}/{total} {summary_line(res)}  " + pace.progress())
+                progress(f"[batch] {len(done)}/{total} {res.summary_line()}  " + pace.progress())
 
         # Sharing a GPU, a student's timed parts wait for it in a stage of their
         # own (Worker._grade leaves them there only then, and never in a sandbox).
@@ -253,10 +252,8 @@ def _run_locked(
                     )
                     deliver(spec, student, grade)
             stage.wait()  # this worker's last students' timed parts
-            if worker.group.leave() and worker.ceilings and not stop.is_set():
-                worker.measure_ceilings(
-                    [l for l in labs if worker.gpu or not l.needs_gpu], course, "after"
-                )
+            if worker.group.leave() and "gpu" in worker.ceilings and not stop.is_set():
+                worker.measure_ceilings(labs, course, "after", sides=("gpu",))
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
@@ -305,6 +302,8 @@ def _run_locked(
             raise
     for t in threads:
         t.join()
+    if turns.host_ceiling is not None and not stop.is_set() and not errors:
+        leads[0].measure_ceilings(labs, course, "after", sides=(HOST,))  # every worker is done
     if errors and not done:
         raise (
             errors[0]
@@ -319,12 +318,13 @@ def _run_locked(
             "ceilings": {k: asdict(c) for k, c in w.ceilings.items()},
             "timed_waited_seconds": round(w.group.gate.waited_seconds, 1) if w.group.gate else 0.0,
         }
-        for w in workers
-        if w.lead
+        for w in leads
     ]
-    for w in (w for w in workers if w.lead):
+    seen: set[int] = set()  # the host's ceiling is every lead's: one warning
+    for w in leads:
         for side, c in w.ceilings.items():
-            if c.drifted():
+            if c.drifted() and id(c) not in seen:
+                seen.add(id(c))
                 # The host's ceiling (lab 01) is every worker's; a GPU's, its own.
                 gpu = w.gpu_uuids if side == "gpu" else ""
                 where = drift_students(done, gpu)
@@ -356,13 +356,6 @@ def drift_students(done: list[StudentResult], gpu: str) -> list[str]:
     where the batch knows no GPU (gpu empty), or where a result does not say
     (graded before results recorded it)."""
     return sorted(r.student for r in done if not gpu or not r.gpu or r.gpu == gpu)
-
-
-def _wait(barrier: threading.Barrier) -> None:
-    try:
-        barrier.wait()
-    except threading.BrokenBarrierError:
-        pass
 
 
 def _check_calibration(worker: Worker, config: BatchConfig) -> None:

@@ -1,7 +1,7 @@
 """A batch's workers: each holds its own copy of the instructor's tree and build
 folder, built once; a submission's fenced code is written into it and only
-what changed is recompiled. Workers of one GPU share a gate (GpuGroup) and the
-copy ceiling measured before the first student and after the last (Ceiling)."""
+what changed is recompiled. Workers of one GPU share a gate and its copy
+ceiling (GpuGroup, Ceiling); the host's ceiling is every worker's (lead_turns.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import labmeta
+from ..labmeta import Course, Lab
 from ..engine import lab_grading, scoring, submissions
 from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
@@ -27,6 +28,7 @@ from . import preflight_warm, timed_stage
 from .seed_build import seed_build
 from .batch_config import BatchConfig, BatchError
 from .gpu_group import Ceiling, GpuGroup
+from .lead_turns import LeadTurns
 
 if TYPE_CHECKING:
     # In Worker's signatures `grade` is its method, not the module.
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 # reported not graded in a batch rather than graded on one GPU, where its
 # multi-GPU tests would skip. `grader grade 12` on a machine of 2+ GPUs grades it.
 BATCH_WORKER = "a batch worker (each holds one GPU)"
+SIDES = ("gpu", "cpu")  # the copy ceilings: a GPU's (its labs), the host's (lab 01)
 
 
 class Worker:
@@ -149,15 +152,18 @@ class Worker:
         makes a fresh contained folder per lab)."""
         return self.sandbox.cell(student) if self.sandbox is not None else None
 
-    def measure_ceilings(self, labs: list[labmeta.Lab], course: labmeta.Course, when: str) -> None:
+    def measure_ceilings(self, labs: list[Lab], course: Course, when: str, sides=SIDES) -> None:
         """The copy ceiling with no student process alive: the GPU's for GPU labs
-        (through any GPU checker: the same copy), the host's for lab 01."""
+        (through any GPU checker: the same copy), the host's for lab 01; of
+        `sides` only (lead_turns.py says who measures which, and when)."""
         kinds = {
             ("gpu" if lab.needs_gpu else "cpu"): lab_grading.checker_target(lab)
             for lab in labs
             if self.gradable(lab)
         }
         for side, target in kinds.items():
+            if side not in sides:
+                continue
             done = proc.run(
                 [str(self.build / "tests" / target), "--measure-ceiling"], timeout=300, env=self.env
             )
@@ -175,48 +181,54 @@ class Worker:
                 c.calibrated = course.ceilings.get(c.device)
 
     def preflight(
-        self, course: labmeta.Course, labs: list[labmeta.Lab], progress=print, warmed=lambda: None
+        self,
+        course: labmeta.Course,
+        labs: list[labmeta.Lab],
+        progress=print,
+        turns: LeadTurns | None = None,
     ) -> None:
         """The reference solutions, graded as a student's would be: each must get
-        every correctness point here, or the batch stops. `warmed`: called once
-        its compiles are done, before its first timed run (batch.py waits there
-        for the other GPUs' leads)."""
+        every correctness point here, or the batch stops. `turns`: the batch's
+        leads, waited for before each timing (lead_turns.py)."""
+        turns = turns or LeadTurns()
         install_reference(course, self.src / "labs")
         ours = [lab for lab in labs if self.gradable(lab)]
         work = self.policy_work if self.config.linked_policy else None
         preflight_warm.warm(ours, self.src, self.build, work, self.sandbox is None, progress)
-        warmed()
+        turns.warmed()
         cell = self.isolation("reference-preflight")
         try:
-            for lab in ours:  # a lab never graded here (cannot_grade) has nothing to check
-                # The linked policy check too (the reference must pass it, or no
-                # student's file can), and timed: feedback quotes its fraction.
-                ceiling = {side: c.before for side, c in self.ceilings.items()}
-                r = self._grade_lab(lab, cell, ceiling, sanitize=False)
-                if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
-                    why = r.reason or (r.first_failure.describe() if r.first_failure else "")
-                    raise BatchError(
-                        f"the reference solution of {lab.id} does not pass on this machine in "
-                        f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
-                        f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
-                        "The machine or the grader is at fault; nobody was graded."
-                    )
-                self.reference_fraction[lab.id] = r.fraction
-                if lab.needs_gpu and not lab.spans_gpus:
-                    if self.group.reference_tools is None:
-                        self.group.reference_tools = ReferenceTools()
-                    runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
-                    self.group.reference_tools.keep(lab.id, runner)
-                of = f", {r.fraction:.3f} of the copy ceiling" if r.fraction else ""
-                progress(
-                    f"[batch] preflight {lab.id}: reference passes ({r.tests_passed} tests{of})"
-                )
-                short = scoring.reference_short(r) if self.config.perf else None
-                if short:
-                    progress(f"[batch] WARNING preflight {lab.id}: {short}")
+            for lab in sorted(ours, key=lambda lab: lab.needs_gpu):  # the host's first
+                with turns.timing(on_host=not lab.needs_gpu):
+                    self._check_reference(lab, cell, progress)
+            turns.past_host()
         finally:
             if cell is not None:
                 cell.cleanup()
+
+    def _check_reference(self, lab: labmeta.Lab, cell, progress) -> None:
+        """The linked policy check too (the reference must pass it, or no
+        student's file can), and timed: feedback quotes its fraction."""
+        r = self._grade_lab(lab, cell, sanitize=False)
+        if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
+            why = r.reason or (r.first_failure.describe() if r.first_failure else "")
+            raise BatchError(
+                f"the reference solution of {lab.id} does not pass on this machine in "
+                f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
+                f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
+                "The machine or the grader is at fault; nobody was graded."
+            )
+        self.reference_fraction[lab.id] = r.fraction
+        if lab.needs_gpu and not lab.spans_gpus:
+            if self.group.reference_tools is None:
+                self.group.reference_tools = ReferenceTools()
+            runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
+            self.group.reference_tools.keep(lab.id, runner)
+        of = f", {r.fraction:.3f} of the copy ceiling" if r.fraction else ""
+        progress(f"[batch] preflight {lab.id}: reference passes ({r.tests_passed} tests{of})")
+        short = scoring.reference_short(r) if self.config.perf else None
+        if short:
+            progress(f"[batch] WARNING preflight {lab.id}: {short}")
 
     def new_result(self, spec: str, student: str, **fields) -> StudentResult:
         """A student's result as this batch starts it, with `fields`."""
@@ -312,13 +324,12 @@ class Worker:
                 spec, student, notes=notes + sub.answer_notes, answers=sub.answers
             )
             result.submission_hash = submissions.content_hash(sub, course)
-            ceiling = {side: c.before for side, c in self.ceilings.items()}
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
             timed: list[TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
                 with held(self.machine):
-                    result.labs.append(self._grade_lab(lab, cell, ceiling, timed))
+                    result.labs.append(self._grade_lab(lab, cell, timed))
                 trace(
                     f"{self.root.name} {student} {lab.id}: {result.labs[-1].status} "
                     f"{result.labs[-1].timing}"
@@ -337,12 +348,12 @@ class Worker:
         self,
         lab: labmeta.Lab,
         cell,
-        ceiling: dict[str, float],
         timed: list[TimedPart] | None = None,
         sanitize: bool | None = None,
     ):
         """The lab graded in this worker's tree, as for a student; the preflight
         grades the reference the same way, without the sanitizer."""
+        ceiling = self.ceilings.get("gpu" if lab.needs_gpu else "cpu")
         r = lab_grading.grade_lab(
             lab,
             self.build,
@@ -353,7 +364,7 @@ class Worker:
             sanitize=self.config.sanitize if sanitize is None else sanitize,
             isolation=cell,
             gpu_expected=self.gpu_expected,
-            ceiling_gbps=ceiling.get("gpu" if lab.needs_gpu else "cpu"),
+            ceiling_gbps=ceiling.before if ceiling else None,
             linked_policy=self.config.linked_policy,
             policy_work=self.policy_work,
             gate=self.group.gate,
@@ -385,16 +396,3 @@ def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
     """The reference solutions' fences in the worker's lab files (preflight)."""
     sub = submissions.Submission("reference", "solutions", toolchain.REPO / "solutions")
     submissions.install(sub, course, toolchain.REPO / "labs", dest_labs)
-
-
-def summary_line(res: StudentResult) -> str:
-    bad = [
-        r.lab[:2] + ":" + (r.status if r.status != LabStatus.GRADED else f"{r.tests_failed} failed")
-        for r in res.labs
-        if r.status != LabStatus.GRADED or r.tests_failed
-    ]
-    return (
-        f"{res.student}: {res.points:g}/{res.max_points}"
-        + (f" ({', '.join(bad)})" if bad else "")
-        + (f" ERROR {res.error}" if res.error else "")
-    )

@@ -48,7 +48,7 @@ from ..infra import slurm, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.sandbox import Limits
 from ..results import StudentResult
-from . import batch, batch_config, batch_worker, class_report
+from . import batch, batch_config, class_report
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
 
@@ -200,7 +200,7 @@ def follow(
                 res = store.load_result(students / n / "result.json")
                 if res is not None:
                     progress(
-                        f"[slurm] {already + len(seen)}/{total} {batch_worker.summary_line(res)}"
+                        f"[slurm] {already + len(seen)}/{total} {res.summary_line()}"
                         f"  [{time.time() - started:.0f} s]"
                     )
         counts: dict[str, int] = {}

@@ -93,7 +93,7 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         finally:
             worker.close()
         feedback.write_student(students, res)
-        print(f"[slurm-task {index}] {batch_worker.summary_line(res)}", flush=True)
+        print(f"[slurm-task {index}] {res.summary_line()}", flush=True)
         return 1 if res.error else 0
     finally:
         lock.close()

@@ -87,11 +87,11 @@ def offline_batch(monkeypatch):
         ),
     )
     monkeypatch.setattr(
-        batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when: None
+        batch_worker.Worker, "measure_ceilings", lambda self, labs, course, when, sides=(): None
     )
     monkeypatch.setattr(
         batch_worker.Worker,
         "preflight",
-        lambda self, course, labs, progress=None, warmed=None: None,
+        lambda self, course, labs, progress=None, turns=None: None,
     )
     return calls

@@ -19,7 +19,7 @@ from conftest import student_folder
 from test_batch import LAB01
 
 from grader import labmeta
-from grader.commands import batch, batch_config, batch_guard, batch_worker
+from grader.commands import batch, batch_config, batch_guard, batch_worker, lead_turns
 from grader.engine import feedback, lab_grading, submissions
 from grader.infra import proc, store, toolchain
 from grader.results import LabResult
@@ -526,8 +526,12 @@ def test_a_batch_with_lab_12_builds_measures_and_preflights_only_the_labs_it_gra
     monkeypatch.setattr(lab_grading, "grade_lab", grade_lab)
     monkeypatch.setattr(batch_worker, "install_reference", lambda course, dest: None)
     built.clear()
-    warmed = lambda: graded.append(f"warmed after {built}")  # noqa: E731
-    worker.preflight(course, [lab01, lab12], progress=lambda *_: None, warmed=warmed)
+
+    class Turns(lead_turns.LeadTurns):
+        def warmed(self):
+            graded.append(f"warmed after {built}")
+
+    worker.preflight(course, [lab01, lab12], progress=lambda *_: None, turns=Turns())
     # Its early build (preflight_warm.py) makes the references it grades, no
     # other, and the batch's wait for the other leads comes before any timing.
     runner = lab_grading.runner_target(lab01, "labs")

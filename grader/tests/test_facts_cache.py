@@ -189,7 +189,7 @@ def test_the_workers_of_one_batch_grade_with_one_policy_folder(tmp_path, monkeyp
     cfg = config(tmp_path)
     for k in (0, 13):
         worker = batch_worker.Worker(tmp_path / "out" / "workers" / f"w{k}", None, cfg)
-        worker._grade_lab(LAB01, None, {})
+        worker._grade_lab(LAB01, None)
     assert len(seen) == 2 and seen[0] == seen[1]
     assert not seen[0].is_relative_to(tmp_path / "out" / "workers" / "w0")
 

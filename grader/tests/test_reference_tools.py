@@ -220,7 +220,7 @@ def test_the_preflight_keeps_the_references_gpu_runners_and_students_are_judged_
     assert kept_tools is not None and seen == [None, None]  # the preflight's own: none
     assert set(kept_tools._runners) == {lab07.id}  # a GPU lab's, not lab 01's
     assert kept_tools._runners[lab07.id].read_text() == "the reference's runner\n"
-    worker._grade_lab(lab07, None, {})
+    worker._grade_lab(lab07, None)
     assert seen[-1] is kept_tools
 
 
