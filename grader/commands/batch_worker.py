@@ -20,7 +20,7 @@ from ..engine import lab_grading, scoring, submissions
 from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
-from ..infra.gate import Gate, held
+from ..infra.gate import Sides, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
@@ -54,7 +54,7 @@ class Worker:
         config: BatchConfig,
         group: GpuGroup | None = None,
         lead: bool = True,
-        machine: Gate | None = None,
+        machine: Sides | None = None,
     ):
         self.root, self.config = root, config
         self.gpu = gpus.find(gpu) if gpu is not None else None
@@ -328,7 +328,8 @@ class Worker:
             # run together, alone: the GPU falls quiet once per student, not per lab.
             timed: list[TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
-                with held(self.machine):
+                # Timed in place (no GPU group's stage: a Slurm task), lab 01 holds the host.
+                with held(self.machine, self.group.gate is None and not lab.needs_gpu):
                     result.labs.append(self._grade_lab(lab, cell, timed))
                 trace(
                     f"{self.root.name} {student} {lab.id}: {result.labs[-1].status} "

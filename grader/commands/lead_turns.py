@@ -46,10 +46,12 @@ class LeadTurns:
     """The barriers and the turn the leads share; of one lead (`LeadTurns(1)`)
     none waits."""
 
-    def __init__(self, leads: int = 1) -> None:
+    def __init__(self, leads: int = 1, host: contextlib.AbstractContextManager | None = None):
+        """host: what a host lab's timing holds (a Slurm task: the node's lock,
+        infra/node_lock.py); by default the leads' own lock."""
         self._barriers = [threading.Barrier(max(1, leads)) for _ in range(4)]
         self._gpus_measured, self._measured, self._warmed, self._hosted = self._barriers
-        self._host = threading.Lock()
+        self._host = host or threading.Lock()
         self.host_ceiling: Ceiling | None = None
         self._past_host = threading.local()
 

@@ -19,8 +19,10 @@ from pathlib import Path
 from .. import labmeta
 from ..engine import feedback, submissions
 from ..infra import gpus
+from ..infra.node_lock import NodeLock
 from ..infra.sandbox import Limits
 from . import batch, batch_config, batch_worker
+from .lead_turns import LeadTurns
 
 
 def _acquire_slot(sdir: Path, slots: int, index: int):
@@ -75,7 +77,10 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
     )
     try:
         # The GPU is the one Slurm gave the task (CUDA_VISIBLE_DEVICES is inherited).
-        worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config)
+        # Tasks may share a node: each takes the node's host turn for lab 01 and
+        # the ceilings (node_lock.py), as a local batch's workers take the machine gate.
+        node = NodeLock()
+        worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config, machine=node)
         worker.prepare(course, labs)
         try:
             runnable = [
@@ -83,11 +88,12 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
                 for l in labs
                 if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES") or gpus.visible_gpus()
             ]
-            worker.measure_ceilings(runnable, course, "before")
+            with node:  # no other task's lab 01 or ceiling beside the host's copy
+                worker.measure_ceilings(runnable, course, "before")
             # Once per slot and set of options: the reference passes on this node.
             marker = worker.root / f"preflight-{config.fingerprint()}-{host}"
             if config.preflight and not marker.exists():
-                worker.preflight(course, runnable, print)
+                worker.preflight(course, runnable, print, LeadTurns(host=node))
                 marker.touch()
             res = worker.grade(spec, name, course, labs)
         finally:

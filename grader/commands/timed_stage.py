@@ -58,7 +58,7 @@ from collections.abc import Callable
 from ..engine import checker_service
 from ..engine.lab_grading import TimedPart
 from ..engine.shared_gpu import timed_hold, trace_hold
-from ..infra.gate import Gate, held
+from ..infra.gate import Gate, Sides, held
 from ..infra.trace import trace
 from ..results import LabResult
 from ..status import CaseStatus, LabStatus
@@ -213,7 +213,7 @@ def run_parts(
     parts: list[TimedPart],
     cell,
     gate: Gate | None,
-    machine: Gate | None,
+    machine: Sides | None,
     pool: checker_service.Pool | None = None,
 ) -> list[tuple[TimedPart, LabResult]]:
     """A student's held-back timed parts, each with its full result: the GPU

@@ -70,6 +70,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from typing import Any, Protocol
 
 # Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
 # workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
@@ -354,8 +355,16 @@ class Ticket:
             yield
 
 
+class Sides(Protocol):
+    """What held() holds: a Gate, or a lock of the node's (node_lock.NodeLock)."""
+
+    def shared(self) -> contextlib.AbstractContextManager[Any]: ...
+
+    def exclusive(self) -> contextlib.AbstractContextManager[Any]: ...
+
+
 @contextlib.contextmanager
-def held(gate: Gate | None, exclusive: bool = False):
+def held(gate: Sides | None, exclusive: bool = False):
     """`gate`'s shared (or exclusive) side, or nothing when there is no gate."""
     if gate is None:
         yield
