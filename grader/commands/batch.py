@@ -43,7 +43,7 @@ from ..engine import checker_service, feedback, submissions
 from ..infra import cpu_busy, gpus, proc, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra import sanitizer_places
-from ..infra.gate import Gate
+from ..infra.gate import Gate, held
 from ..results import StudentResult
 from . import class_report
 from .batch_config import (
@@ -253,7 +253,8 @@ def _run_locked(
                     deliver(spec, student, grade)
             stage.wait()  # this worker's last students' timed parts
             if worker.group.leave() and "gpu" in worker.ceilings and not stop.is_set():
-                worker.measure_ceilings(labs, course, "after", sides=("gpu",))
+                with held(worker.machine):  # never beside another GPU's lab 01, timed
+                    worker.measure_ceilings(labs, course, "after", sides=("gpu",))
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
