@@ -59,12 +59,14 @@ class LeadTurns:
         self, worker: Lead, labs: list[labmeta.Lab], course: labmeta.Course, first: bool
     ) -> None:
         """This lead's GPU's ceiling, beside the other leads'; then the first
-        lead's host ceiling, alone; then that one host ceiling is every lead's
-        group's (a worker's `ceilings` is its group's)."""
+        lead's host ceiling, alone, in the host's turn (a Slurm task's: the
+        node's); then that one host ceiling is every lead's group's (a worker's
+        `ceilings` is its group's)."""
         worker.measure_ceilings(labs, course, "before", sides=("gpu",))
         wait_at(self._gpus_measured)
         if first:
-            worker.measure_ceilings(labs, course, "before", sides=(HOST,))
+            with self._host:
+                worker.measure_ceilings(labs, course, "before", sides=(HOST,))
             self.host_ceiling = worker.ceilings.get(HOST)
         wait_at(self._measured)  # no lead compiles while another measures its ceilings
         if self.host_ceiling is not None:

@@ -80,6 +80,7 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
         # Tasks may share a node: each takes the node's host turn for lab 01 and
         # the ceilings (node_lock.py), as a local batch's workers take the machine gate.
         node = NodeLock()
+        turns = LeadTurns(host=node)
         worker = batch_worker.Worker(out / "slurm" / "slots" / f"s{k}", None, config, machine=node)
         worker.prepare(course, labs)
         try:
@@ -88,12 +89,11 @@ def run_task(manifest_path: Path, index: int | None = None) -> int:
                 for l in labs
                 if not l.needs_gpu or os.environ.get("CUDA_VISIBLE_DEVICES") or gpus.visible_gpus()
             ]
-            with node:  # no other task's lab 01 or ceiling beside the host's copy
-                worker.measure_ceilings(runnable, course, "before")
+            turns.measure_before(worker, runnable, course, first=True)
             # Once per slot and set of options: the reference passes on this node.
             marker = worker.root / f"preflight-{config.fingerprint()}-{host}"
             if config.preflight and not marker.exists():
-                worker.preflight(course, runnable, print, LeadTurns(host=node))
+                worker.preflight(course, runnable, print, turns)
                 marker.touch()
             res = worker.grade(spec, name, course, labs)
         finally:

@@ -173,3 +173,21 @@ def test_a_batch_on_two_gpus_grades_every_lab_01_against_one_host_ceiling(
     assert ceilings == [100.0] * 8  # one yardstick, whichever GPU's worker graded
     host = [m for m in measured if m[1] == HOST]
     assert host == [("w0", HOST, "before"), ("w0", HOST, "after")], measured
+
+
+def test_the_hosts_ceiling_is_measured_in_the_hosts_turn():
+    """A Slurm task's turns hold the node's lock (node_lock.py) for the host's
+    ceiling, not for its GPU's."""
+    log: list[Interval] = []
+    held: list[str] = []
+
+    class Host:
+        def __enter__(self):
+            held.append("in")
+
+        def __exit__(self, *exc):
+            held.append("out")
+
+    lead = FakeLead("lead0", log, ceiling_of_host=90.0)
+    LeadTurns(host=Host()).measure_before(lead, [], None, first=True)
+    assert [m[1] for m in log] == ["gpu", HOST] and held == ["in", "out"]
