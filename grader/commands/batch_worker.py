@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..labmeta import Course, Lab
-from ..engine import lab_grading, scoring, submissions
+from ..engine import harness_tree, lab_grading, scoring, submissions
 from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
@@ -121,7 +121,7 @@ class Worker:
         write_atomic(home, here)
         fresh = not (self.build / "build.ninja").exists()
         if fresh:
-            submissions.copy_harness(toolchain.REPO, self.src)  # no slides/, no solutions/
+            harness_tree.copy_harness(toolchain.REPO, self.src, skip=(self.config.out,))
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             toolchain.configure(self.build, options, source=self.src)
             if seed is not None:

@@ -23,7 +23,6 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import stat
 import tempfile
 import unicodedata
@@ -387,19 +386,3 @@ def _install_file(theirs: str, harness: str, where: str) -> tuple[str, list[str]
             f"{where}: changes outside the fenced regions were replaced by the instructor's harness"
         )
     return text, notes
-
-
-def copy_harness(repo: Path, dest: Path) -> None:
-    """The instructor's tree without solutions, build folders, slides or git."""
-    ignore = shutil.ignore_patterns(
-        ".git",
-        "build",
-        "build-*",
-        "solutions",
-        "slides",
-        "__pycache__",
-        "gpu_runs",
-        ".venv",
-        "*.pyc",
-    )
-    shutil.copytree(repo, dest, ignore=ignore, dirs_exist_ok=True)

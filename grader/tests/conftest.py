@@ -74,7 +74,7 @@ def offline_batch(monkeypatch):
     """batch without meson or a GPU: the worker tree is copied, grading is faked;
     the list of labs graded, in order."""
     from grader.commands import batch_worker
-    from grader.engine import lab_grading, submissions
+    from grader.engine import harness_tree, lab_grading
     from grader.infra.toolchain import REPO
 
     calls: list = []
@@ -82,7 +82,7 @@ def offline_batch(monkeypatch):
     monkeypatch.setattr(
         batch_worker.Worker,
         "prepare",
-        lambda self, course, labs, progress=None, seed=None: submissions.copy_harness(
+        lambda self, course, labs, progress=None, seed=None: harness_tree.copy_harness(
             REPO, self.src
         ),
     )

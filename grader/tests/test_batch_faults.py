@@ -20,7 +20,7 @@ from test_batch import LAB01
 
 from grader import labmeta
 from grader.commands import batch, batch_config, batch_guard, batch_worker, lead_turns
-from grader.engine import feedback, lab_grading, submissions
+from grader.engine import feedback, harness_tree, lab_grading
 from grader.infra import proc, store, toolchain
 from grader.results import LabResult
 from grader.status import LabStatus
@@ -303,7 +303,9 @@ def test_a_nearly_full_disk_is_refused_before_anything_is_built(
 def test_a_copied_out_folder_sets_its_worker_up_again(tmp_path, monkeypatch):
     made = []
     monkeypatch.setattr(
-        submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True, exist_ok=True)
+        harness_tree,
+        "copy_harness",
+        lambda repo, dest, skip=(): dest.mkdir(parents=True, exist_ok=True),
     )
     monkeypatch.setattr(
         toolchain,
@@ -337,7 +339,7 @@ DRIVER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from grader import cli
     from grader.commands import batch_worker
-    from grader.engine import feedback, lab_grading, submissions
+    from grader.engine import feedback, harness_tree, lab_grading, submissions
     from grader.infra import proc, toolchain
     from grader.results import LabResult
 
@@ -353,7 +355,7 @@ DRIVER = textwrap.dedent("""
 
     lab_grading.grade_lab = grade_lab
     batch_worker.Worker.prepare = lambda self, course, labs, progress=None, seed=None: \\
-        submissions.copy_harness(toolchain.REPO, self.src)
+        harness_tree.copy_harness(toolchain.REPO, self.src)
     batch_worker.Worker.measure_ceilings = lambda *a, **k: None
     batch_worker.Worker.preflight = lambda *a, **k: None
     sys.exit(cli.main(["batch", *sys.argv[1:]]))
@@ -480,7 +482,9 @@ def worker_of_gpus(gpus: int, tmp_path, monkeypatch) -> tuple[batch_worker.Worke
     """A batch worker that sees `gpus` GPUs, whose builds are recorded, not run."""
     monkeypatch.setattr(batch_worker.Worker, "gpu_count", property(lambda self: gpus))
     built: list[str] = []
-    monkeypatch.setattr(submissions, "copy_harness", lambda repo, dest: dest.mkdir(parents=True))
+    monkeypatch.setattr(
+        harness_tree, "copy_harness", lambda repo, dest, skip=(): dest.mkdir(parents=True)
+    )
     monkeypatch.setattr(toolchain, "configure", lambda *a, **k: None)
 
     def build(build_dir, targets, timeout=0):
