@@ -39,6 +39,7 @@ class LabStatus(StrEnum):
     POLICY = "policy"  # uses what the lab forbids
     MISSING = "missing"
     REFUSED = "refused"  # the submission was not plain files
+    NOT_SUBMITTED = "not_submitted"  # no file of the lab in the submission: nothing ran
     ERROR = "error"  # the machine's or the grader's fault: not a grade
 
 

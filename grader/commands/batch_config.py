@@ -71,6 +71,11 @@ class BatchConfig:
     # measured against the default before it becomes one.
     keep_timed_checkers: bool = False
 
+    def __post_init__(self) -> None:
+        # Workers compile and run in other folders: a relative --out would name
+        # another place there.
+        self.out = Path(self.out).absolute()
+
     def fingerprint(self) -> str:
         """What a result depends on besides the submission: a result graded with
         other options, another grader or another course file is not reused."""

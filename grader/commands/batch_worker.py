@@ -1,7 +1,6 @@
-"""A batch's workers: each holds its own copy of the instructor's tree and build
-folder, built once; a submission's fenced code is written into it and only
-what changed is recompiled. Workers of one GPU share a gate and its copy
-ceiling (GpuGroup, Ceiling); the host's ceiling is every worker's (lead_turns.py)."""
+"""A batch's workers: each its own harness tree and build folder, built once; a
+submission's fences are written into it and only what changed is recompiled.
+Workers of one GPU share a gate and its copy ceiling (GpuGroup, Ceiling)."""
 
 from __future__ import annotations
 
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 # multi-GPU tests would skip. `grader grade 12` on a machine of 2+ GPUs grades it.
 BATCH_WORKER = "a batch worker (each holds one GPU)"
 SIDES = ("gpu", "cpu")  # the copy ceilings: a GPU's (its labs), the host's (lab 01)
+REPO_LABS, NOT_SUBMITTED = toolchain.REPO / "labs", LabStatus.NOT_SUBMITTED
 
 
 class Worker:
@@ -76,13 +76,11 @@ class Worker:
 
     @property
     def gpu_count(self) -> int:
-        """The GPUs this worker's checkers see: the one it holds, or (a Slurm
-        task's worker) those CUDA_VISIBLE_DEVICES leaves."""
+        """The GPU it holds, or (a Slurm task's) those CUDA_VISIBLE_DEVICES leaves."""
         return 1 if self.gpu is not None else len(gpus.visible())
 
     def gradable(self, lab: labmeta.Lab) -> bool:
-        """Whether this worker grades `lab`: not lab 12 (min_gpus 2) on a
-        worker of one GPU, which is reported not graded with the reason."""
+        """Not lab 12 (min_gpus 2) on a worker of one GPU: not graded, with the reason."""
         return self.cannot_grade(lab) is None
 
     def cannot_grade(self, lab: labmeta.Lab) -> str | None:
@@ -102,10 +100,8 @@ class Worker:
         progress=print,
         seed: Path | None = None,
     ) -> bool:
-        """This worker's tree, configured and its harness built; True when the
-        tree was made now. seed: another worker's build folder, made in this
-        batch before anything was installed in it, whose outputs a new tree
-        takes instead of compiling the harness again (seed_build)."""
+        """This worker's tree, configured and its harness built; True when made now.
+        seed: another worker's fresh build folder, whose outputs it takes (seed_build)."""
         # meson writes absolute paths into build.ninja: a worker tree that was
         # copied or moved with its --out would build the original folder's
         # files, another student's code. A tree made elsewhere is made again.
@@ -148,8 +144,7 @@ class Worker:
         return fresh
 
     def isolation(self, student: str):
-        """Where this student's code runs: a sandbox cell, or None (grade_lab
-        makes a fresh contained folder per lab)."""
+        """A sandbox cell, or None (grade_lab makes a contained folder per lab)."""
         return self.sandbox.cell(student) if self.sandbox is not None else None
 
     def measure_ceilings(self, labs: list[Lab], course: Course, when: str, sides=SIDES) -> None:
@@ -306,8 +301,8 @@ class Worker:
         labs: list[labmeta.Lab],
         defer: bool = False,
     ) -> tuple[StudentResult, list[TimedPart]]:
-        """The student graded but for the timed parts it returns, which are
-        left to run later only when `defer` allows it and no cell holds them."""
+        """The student graded but for the timed parts it returns (left for later
+        only when `defer` allows it and no cell holds them)."""
         try:
             sub = submissions.open_submission(spec, student=student)
         except ValueError as e:
@@ -319,7 +314,10 @@ class Worker:
             ), []
         cell = self.isolation(student)
         try:
-            notes = submissions.install(sub, course, toolchain.REPO / "labs", self.src / "labs")
+            absent = submissions.not_submitted(sub, labs)  # nothing built or run for them
+            notes = submissions.install(sub, course, REPO_LABS, self.src / "labs", labs)
+            if absent:
+                notes.append(f"not submitted (no folder): {', '.join(lab.id for lab in absent)}")
             result = self.new_result(
                 spec, student, notes=notes + sub.answer_notes, answers=sub.answers
             )
@@ -328,6 +326,9 @@ class Worker:
             # run together, alone: the GPU falls quiet once per student, not per lab.
             timed: list[TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
+                if lab in absent:
+                    result.labs.append(lab_grading.blank_result(lab, NOT_SUBMITTED, "no file"))
+                    continue
                 # Timed in place (no GPU group's stage: a Slurm task), lab 01 holds the host.
                 with held(self.machine, self.group.gate is None and not lab.needs_gpu):
                     result.labs.append(self._grade_lab(lab, cell, timed))
@@ -395,5 +396,5 @@ class Worker:
 
 def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
     """The reference solutions' fences in the worker's lab files (preflight)."""
-    sub = submissions.Submission("reference", "solutions", toolchain.REPO / "solutions")
-    submissions.install(sub, course, toolchain.REPO / "labs", dest_labs)
+    ref = submissions.Submission("reference", "solutions", toolchain.REPO / "solutions")
+    submissions.install(ref, course, REPO_LABS, dest_labs)

@@ -30,6 +30,8 @@ def _lab_lines(r: LabResult) -> list[str]:
         lines.append(f"- not run: {r.reason}")
     elif r.status == LabStatus.POLICY:
         lines.append(f"- **policy check failed**: {r.reason}")
+    elif r.status == LabStatus.NOT_SUBMITTED:
+        lines.append("- not submitted: the submission has no folder for this lab")
     if r.status in (LabStatus.GRADED, LabStatus.POLICY):
         lines.append(
             f"- tests: {r.tests_passed} passed, {r.tests_failed} failed, {r.tests_skipped} skipped"

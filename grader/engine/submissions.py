@@ -56,9 +56,7 @@ class Submission:
     answer_notes: list[str] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------
 # Student ids
-# --------------------------------------------------------------------------
 
 
 def normalise_spec(spec: str) -> str:
@@ -338,27 +336,41 @@ def _as_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def install(sub: Submission, course: Course, harness_labs: Path, dest_labs: Path) -> list[str]:
-    """Writes the student's fences into the instructor's lab files under dest_labs.
+def not_submitted(sub: Submission, labs: list[labmeta.Lab]) -> list[labmeta.Lab]:
+    """The labs of `labs` whose folder the submission lacks: nothing built or run."""
+    root = sub.root if sub.root is not None else sub.labs_dir
+    return [l for l in labs if not os.path.lexists(root.joinpath(*sub.labs_parts, l.id))]
 
-    Returns notes for the feedback: files missing, code changed outside the
-    fences (restored), fence markers broken (the skeleton's TODO kept), fences
-    refused by fences.validate (the skeleton's code kept there)."""
-    notes = []
+
+def install(
+    sub: Submission,
+    course: Course,
+    harness_labs: Path,
+    dest_labs: Path,
+    graded: list[labmeta.Lab] | None = None,
+) -> list[str]:
+    """Writes the student's fences into the instructor's lab files under dest_labs;
+    returns notes on the `graded` labs (default: all) the submission holds: files
+    missing, code outside the fences (restored), fences broken or refused (the
+    skeleton's kept). A lab not submitted at all: not_submitted names it once."""
+    notes: list[str] = []
+    shown = {lab.id for lab in (graded if graded is not None else course.labs)}
+    shown -= {lab.id for lab in not_submitted(sub, course.labs)}
     for lab in course.labs:
+        said = notes if lab.id in shown else []
         for name in lab.files:
             harness = (harness_labs / lab.id / name).read_text()
             data = _lab_bytes(sub, lab.id, name)
             out = dest_labs / lab.id / name
             out.parent.mkdir(parents=True, exist_ok=True)
             if data is None:
-                notes.append(
+                said.append(
                     f"{lab.id}/{name} is missing from the submission: graded as the skeleton"
                 )
                 text = harness
             else:
                 text, file_notes = _install_file(_as_text(data), harness, f"{lab.id}/{name}")
-                notes += file_notes
+                said += file_notes
             # Fresh content and a fresh mtime: ninja rebuilds exactly what changed.
             if not out.exists() or out.read_text() != text:
                 out.write_text(text)

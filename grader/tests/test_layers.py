@@ -17,11 +17,7 @@ DATA = {"grader.labmeta", "grader.course_schema", "grader.status", "grader.resul
 MAX_LINES = 400
 # Modules still over the limit, each with the most lines it may have: the
 # figure may only go down, and the entry goes when the module is split.
-# submissions crossed it by 5 lines when `ruff format` spread its hanging
-# indents; its three jobs (open, unpack, read files) are already three modules.
-OVER = {
-    "grader.engine.submissions": 405,
-}
+OVER: dict[str, int] = {}
 
 
 def modules() -> dict[str, Path]:
