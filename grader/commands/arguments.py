@@ -59,71 +59,18 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
+    # What the machine decides (batch chooses it) or maintainers measure with:
+    # accepted, not shown in --help (docs/maintainers.md describes them).
+    hidden = argparse.SUPPRESS
+    b.add_argument("--jobs-per-gpu", type=positive, default=None, help=hidden)
+    b.add_argument("--gpu-runs", type=positive, default=None, help=hidden)
+    b.add_argument("--shared-call-timeout", type=float, default=None, help=hidden)
     b.add_argument(
-        "--jobs-per-gpu",
-        type=positive,
-        default=1,
-        metavar="K",
-        help="students graded at once on each GPU, each with its own build tree; "
-        "their timed tests still run alone, and only --gpu-runs of their other "
-        "runs use the GPU at once (default 1; see the README for when more pays)",
+        "--gpu-connections", type=connections, default=batch_config.GPU_CONNECTIONS, help=hidden
     )
-    b.add_argument(
-        "--gpu-runs",
-        type=positive,
-        default=None,
-        metavar="N",
-        help="with --jobs-per-gpu above 1: how many test or sanitizer runs share a GPU "
-        "at once (default 4, fewer where its memory would not hold as many runs "
-        "of the 2^32-element case, 20 GiB each)",
-    )
-    b.add_argument(
-        "--shared-call-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="with --jobs-per-gpu above 1: the longest one call of a student's tests may "
-        "take while others share the GPU (default: half of --timeout, at most 60). "
-        "A hung student holds a run slot that long; every reference call takes under "
-        "half a second alone, but a correct call slower than this is judged hung",
-    )
-    b.add_argument(
-        "--gpu-connections",
-        type=connections,
-        default=batch_config.GPU_CONNECTIONS,
-        metavar="N",
-        help="with --jobs-per-gpu above 1: CUDA_DEVICE_MAX_CONNECTIONS for the checker and "
-        f"runner of every run that shares a GPU (default: {batch_config.GPU_CONNECTIONS}; "
-        "8 is CUDA's own; timed runs always have 1, lab 12's CUDA's 8). The machine's driver "
-        "creates one "
-        "CUDA context at a time, and a context with 1 queue is made in about a third of "
-        "the time. A kernel of one stream then never runs beside another stream's, which "
-        "CUDA never promises anyway",
-    )
-    b.add_argument(
-        "--sanitizer-places",
-        type=positive,
-        default=None,
-        metavar="N",
-        help="with --jobs-per-gpu above 1: how many compute-sanitizer runs may go at once "
-        "on the machine, where each runner has a network namespace of its own (default: "
-        "a quarter of the cores; elsewhere they always take turns). More cost CPU; "
-        "measure before raising it (tests/submissions/issue16_gpu.sh PLACES=N)",
-    )
-    b.add_argument(
-        "--no-kept-checkers",
-        action="store_true",
-        help="start a checker for every untimed run instead of keeping one of each kind a "
-        "worker (grader/engine/checker_service.py): the way before b254ff3, to measure "
-        "against",
-    )
-    b.add_argument(
-        "--keep-timed-checkers",
-        action="store_true",
-        help="with --jobs-per-gpu above 1: a GPU's timed turns borrow kept checkers too, so "
-        "that a turn starts only its runners (grader/engine/checker_service.py's Pool); "
-        "not yet measured against the default",
-    )
+    b.add_argument("--sanitizer-places", type=positive, default=None, help=hidden)
+    b.add_argument("--no-kept-checkers", action="store_true", help=hidden)
+    b.add_argument("--keep-timed-checkers", action="store_true", help=hidden)
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",

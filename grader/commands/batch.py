@@ -45,10 +45,9 @@ from ..infra.atomic import write_atomic
 from ..infra import sanitizer_places
 from ..infra.gate import Gate, held
 from ..results import StudentResult
-from . import class_report
+from . import ceiling_drift, class_report
 from .batch_config import (
     CEILING_CALIBRATION_BOUND,
-    CEILING_DRIFT_BOUND,
     BatchConfig,
     BatchError,
     Interrupted,
@@ -128,7 +127,8 @@ def _run_locked(
         progress(f"[batch] compute-sanitizer runs at once: {sanitizer_places.SANITIZER_SLOTS}")
     # Without a GPU (lab 01 only), --jobs-per-gpu is the number of workers.
     groups: list[str | None] = [*selectors] or [None]  # None: no GPU, one group of workers
-    per_gpu = {sel: max(1, config.jobs_per_gpu) for sel in groups}
+    auto = gpus.students_per_gpu(len(selectors)) if selectors else 1
+    per_gpu = {sel: max(1, config.jobs_per_gpu or auto) for sel in groups}
     shared = sum(per_gpu.values()) > 1
     machine = Gate("machine") if shared and any(not l.needs_gpu for l in labs) else None
     workers: list[Worker] = []
@@ -321,42 +321,12 @@ def _run_locked(
         }
         for w in leads
     ]
-    seen: set[int] = set()  # the host's ceiling is every lead's: one warning
-    for w in leads:
-        for side, c in w.ceilings.items():
-            if c.drifted() and id(c) not in seen:
-                seen.add(id(c))
-                # The host's ceiling (lab 01) is every worker's; a GPU's, its own.
-                gpu = w.gpu_uuids if side == "gpu" else ""
-                where = drift_students(done, gpu)
-                of = f" of GPU {gpu}" if gpu else ""
-                progress(
-                    f"[batch] WARNING: the {side} copy ceiling{of} "
-                    f"moved from {c.before:.0f} to {c.after:.0f} GB/s during the batch (more than "
-                    f"{CEILING_DRIFT_BOUND:.0%}): something else used the machine; regrade the "
-                    f"performance points of the {len(where)} student(s) graded there "
-                    "(batch.json's ceiling_drift lists them)"
-                )
-                report.setdefault("ceiling_drift", []).append(
-                    {
-                        "gpu": gpu,
-                        "side": side,
-                        "before": c.before,
-                        "after": c.after,
-                        "students": where,
-                    }
-                )
+    if drift := ceiling_drift.report(leads, done, str(config.out), config.perf, progress):
+        report["ceiling_drift"] = drift
     _finish(config, labs, done, report, progress)
     if errors:
         raise errors[0]
     return done
-
-
-def drift_students(done: list[StudentResult], gpu: str) -> list[str]:
-    """The students of `done` graded on `gpu` (a worker's gpu_uuids): every one
-    where the batch knows no GPU (gpu empty), or where a result does not say
-    (graded before results recorded it)."""
-    return sorted(r.student for r in done if not gpu or not r.gpu or r.gpu == gpu)
 
 
 def _check_calibration(worker: Worker, config: BatchConfig) -> None:

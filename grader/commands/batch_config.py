@@ -14,10 +14,8 @@ from ..infra import toolchain
 from ..infra.sandbox import Limits
 
 # A batch's ceiling may differ from the course's calibration by this much
-# (another GPU of the same model, a warmer room) and from its own first
-# measurement by the second (something else ran on the GPU meanwhile).
+# (another GPU of the same model, a warmer room).
 CEILING_CALIBRATION_BOUND = 0.15
-CEILING_DRIFT_BOUND = 0.10
 
 # CUDA_DEVICE_MAX_CONNECTIONS of the runs that share a GPU (batch --gpu-connections).
 # The driver creates one context at a time for the whole machine, and a context
@@ -53,7 +51,9 @@ class BatchConfig:
     slurm_args: list[str] | None = None  # more sbatch options, e.g. --account=X
     slots: int = 4  # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True  # Slurm: wait for the job and write the gradebook
-    jobs_per_gpu: int = 1  # students graded at once per GPU (grader/infra/gate.py)
+    # Students graded at once per GPU (grader/infra/gate.py); None: as many as
+    # the machine's cores allow (gpus.students_per_gpu). Without a GPU, one.
+    jobs_per_gpu: int | None = None
     gpu_runs: int | None = None  # runs sharing a GPU at once (None: gpus.GPU_RUNS_AT_ONCE)
     # Seconds one call of a test run may take while other students' runs share
     # the GPU (None: the usual half of `timeout`, at most 60).

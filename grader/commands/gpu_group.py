@@ -10,7 +10,6 @@ from ..infra import gpus
 from ..infra.trace import trace
 from ..engine.reference_tools import ReferenceTools
 from ..infra.gate import Gate
-from .batch_config import CEILING_DRIFT_BOUND
 
 # A GPU's timed turns' kept checkers (batch --keep-timed-checkers): a turn's
 # parts at most, one a GPU lab of the course.
@@ -24,13 +23,6 @@ class Ceiling:
     after: float = 0.0
     calibrated: float | None = None
     device: str = ""
-
-    def drifted(self) -> bool:
-        return bool(
-            self.before
-            and self.after
-            and abs(self.after - self.before) > CEILING_DRIFT_BOUND * self.before
-        )
 
 
 class GpuGroup:

@@ -355,7 +355,7 @@ def install(
     skeleton's kept). A lab not submitted at all: not_submitted names it once."""
     notes: list[str] = []
     shown = {lab.id for lab in (graded if graded is not None else course.labs)}
-    shown -= {lab.id for lab in not_submitted(sub, course.labs)}
+    shown -= {lab.id for lab in not_submitted(sub, list(course.labs))}
     for lab in course.labs:
         said = notes if lab.id in shown else []
         for name in lab.files:

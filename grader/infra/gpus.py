@@ -89,6 +89,20 @@ GPU_RUNS_AT_ONCE = 4
 HUGE_CASE_GIB = 20
 
 
+# Students graded at once on one GPU when nobody says: one a core the batch
+# may use, since a worker keeps about one core busy (compiling, checking
+# policy, starting runs) while the GPU serves the others; at most 16, the most
+# measured (a 16-core H200 graded fastest with 16, its cores half busy: see
+# docs/decisions.md). Run slots and kept checkers bound GPU memory separately.
+MOST_STUDENTS_PER_GPU = 16
+
+
+def students_per_gpu(gpu_count: int, cores: int | None = None) -> int:
+    """Workers a GPU when `gpu_count` GPUs share this process's cores."""
+    cores = cores if cores is not None else len(os.sched_getaffinity(0))
+    return max(1, min(MOST_STUDENTS_PER_GPU, cores // max(1, gpu_count)))
+
+
 def runs_at_once(gpu: Gpu, most: int = GPU_RUNS_AT_ONCE) -> int:
     """How many runs share `gpu` at once: `most`, fewer where its memory
     would not hold as many runs of the huge case."""
