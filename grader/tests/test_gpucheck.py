@@ -71,8 +71,8 @@ def test_a_batch_that_did_not_end_fails_the_join():
 
 
 def test_merging_the_two_committed_calls_gives_the_committed_run():
-    # README: h200/gpucheck.json is bench-fac4fd8.json and labs-fac4fd8.json joined.
-    merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json"])
+    # README: h200/gpucheck.json is bench-fac4fd8.json and labs-fac4fd8.json.gz joined.
+    merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json.gz"])
     assert merged == evidence.load(RUNS / "gpucheck.json", GpuCheck)
 
 
