@@ -32,6 +32,17 @@
 #            one chain, what the kept checkers change (about 560 s each)
 #   class1kt, class2kt  the same two with --keep-timed-checkers (the timed
 #            turns borrow kept checkers too: half a turn's processes)
+#   lab12    lab 12 on two GPUs or more (lab12_gpu.sh: bench, checker, skeleton,
+#            mutants, grade 12), then its goals from the bench's JSON: the
+#            reference at least 0.97 of the kernel-made copy from 2^26 to 2^30,
+#            at least 1.10 times NCCL from 2^16 to 2^28 (about 150 s)
+#   bench    gpucheck --parts bench on the first GPU: every reference beside
+#            CUB and its launch floor (about 200 s with its build)
+#   class1d, class2d  the class an instructor's first day grades: STUDENTS
+#            (default 32) of class.toml's copies with all 11 labs, batch's
+#            default options (the batch picks its workers; --timeout 600), run
+#            to the end (no deadline short of CLASS_S, default 900): on the
+#            first GPU and half the cores, and on every GPU and core
 # C: the commit the tree is (the machine's .git may lag); R: where results go
 # (default /tmp/ch/r); CLASS_S: each class part's span (default 540); JOBS:
 # workers a GPU in the class parts (default 16; at 80edc82 one H200's 16
@@ -69,6 +80,30 @@ if has attacks; then
   echo "attacks rc $? in $((SECONDS - t)) s"
   tail -8 "$R/att-log.txt"
 fi
+if has lab12; then
+  t=$SECONDS
+  OUT="$R/lab12" bash tests/gpu_runs/lab12_gpu.sh > "$R/lab12-console.txt" 2>&1
+  echo "lab12 rc $? in $((SECONDS - t)) s"
+  python3 tests/gpu_runs/lab12_goals.py "$R"/lab12/lab12-bench-*.json | tee "$R/lab12-goals.txt"
+fi
+if has bench; then
+  t=$SECONDS
+  CUDA_VISIBLE_DEVICES=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1) \
+    python3 -m grader gpucheck --out "$R/bench" --arch sm_90 --parts bench > "$R/bench-log.txt" 2>&1
+  echo "bench rc $? in $((SECONDS - t)) s"
+  tail -30 "$R/bench-log.txt"
+fi
+for part in class1d class2d; do
+  has "$part" || continue
+  t=$SECONDS
+  one=''
+  [[ $part == class1* ]] && one=1
+  env OUT="$R/$part" PARTS=new LABS=course COPIES=4 STUDENTS="${STUDENTS:-32}" JOBS=auto \
+    TIMEOUT=600 THROUGHPUT_S="${CLASS_S:-900}" ${one:+ONE_GPU=1} \
+    bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
+  echo "$part rc $? in $((SECONDS - t)) s"
+  tail -6 "$R/$part-console.txt"
+done
 for part in class1 class2 class1off class2off class1kt class2kt; do
   has "$part" || continue
   t=$SECONDS

@@ -46,6 +46,8 @@
 # before b254ff3), the names ending in -nokept.
 # KEEP_TIMED=1 passes --keep-timed-checkers (a GPU's timed turns borrow kept
 # checkers), the names ending in -kt.
+# JOBS=auto passes no --jobs-per-gpu (the batch decides); STUDENTS=N grades the
+# first N of the copies, the names ending in -sN; TIMEOUT=S is --timeout (60).
 # SANDBOX=1 passes --sandbox (every student in a bubblewrap cell of its own:
 # bwrap on PATH), the names ending in -sandbox.
 # CPU_BY_COMMAND=1 passes --cpu-by-command to throughput.py (the core-seconds
@@ -104,10 +106,14 @@ if has load; then
     2>&1 | tee "$OUT/cpu-load-study.log"
   strays load
 fi
+# JOBS=auto: batch's own choice of students per GPU (its default), no option.
+jobs=(--jobs-per-gpu "$JOBS")
+[[ $JOBS == auto ]] && jobs=()
 if has new; then
-  name="new-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${NO_KEPT:+-nokept}${KEEP_TIMED:+-kt}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}${CPU_BY_COMMAND:+-cpu}"
+  name="new-j$JOBS-x$COPIES${STUDENTS:+-s$STUDENTS}${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${CONNECTIONS:+-g$CONNECTIONS}${PLACES:+-p$PLACES}${NO_KEPT:+-nokept}${KEEP_TIMED:+-kt}${SANDBOX:+-sandbox}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}${CPU_BY_COMMAND:+-cpu}"
   GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --arch "$ARCH" \
-    ${CPU_BY_COMMAND:+--cpu-by-command} --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- --jobs-per-gpu "$JOBS" \
+    ${CPU_BY_COMMAND:+--cpu-by-command} --timeout "${TIMEOUT:-60}" --copies "$COPIES" ${STUDENTS:+--students "$STUDENTS"} \
+    --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- ${jobs[@]+"${jobs[@]}"} \
     ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"} \
     ${CONNECTIONS:+--gpu-connections "$CONNECTIONS"} ${PLACES:+--sanitizer-places "$PLACES"} ${NO_KEPT:+--no-kept-checkers} \
     ${KEEP_TIMED:+--keep-timed-checkers} ${SANDBOX:+--sandbox}
