@@ -33,6 +33,7 @@ import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
 
 sys.path.insert(0, str(REPO))
 from grader import labmeta  # noqa: E402  (the course file's one reader)
+from grader.engine import fence_statements  # noqa: E402  (the fences' statements, shared)
 
 LAB_IDS = [lab.id for lab in labmeta.load().labs]
 DECKS = [mf.INTRO] + LAB_IDS
@@ -209,27 +210,10 @@ def test_pdf_check_sees_a_caret_and_an_overfull_box(tmp_path):
 
 
 FENCE_RE = re.compile(r"^```[a-z+]*\n(.*?)^```", re.S | re.M)
-# Lines every kernel has: they give nothing away.
-GENERIC = {"__syncthreads();", "}", "{", "};", "return;", "else{"}
-
-
-def _squash(line: str) -> str:
-    return re.sub(r"\s+", "", re.sub(r"//.*", "", line))
 
 
 def solution_statements(lab_id: str) -> set[str]:
-    sys.path.insert(0, str(REPO))
-    from grader.engine import fences
-
-    out = set()
-    for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
-        for f in fences.extract(path.read_text()):
-            out |= {
-                s
-                for line in f.body.splitlines()
-                if len(s := _squash(line)) >= 10 and s not in GENERIC
-            }
-    return out
+    return fence_statements.solution_statements(lab_id, REPO / "solutions")
 
 
 @pytest.mark.parametrize("stem", LAB_IDS)
@@ -238,7 +222,7 @@ def test_deck_shows_no_statement_of_the_graded_fence(stem):
         pytest.skip("no solutions/ here (a student release)")
     graded = solution_statements(stem)
     shown = {
-        _squash(line)
+        fence_statements.squash(line)
         for block in FENCE_RE.findall(deck(stem).read_text())
         for line in block.splitlines()
     }
@@ -260,7 +244,7 @@ def test_walkthrough_shows_the_solution_as_it_is(stem):
     text = path.read_text()
     blocks = FENCE_RE.findall(text)
     assert blocks, f"{path} has no code block"
-    shown = {_squash(line) for b in blocks for line in b.splitlines()}
+    shown = {fence_statements.squash(line) for b in blocks for line in b.splitlines()}
     assert graded & shown, f"{path} shows none of the solution's statements"
 
 
