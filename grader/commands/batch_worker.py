@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..labmeta import Course, Lab
-from ..engine import lab_grading, scoring, submissions
+from ..engine import hint_ladder, lab_grading, scoring, submissions
 from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
@@ -324,6 +324,7 @@ class Worker:
                 spec, student, notes=notes + sub.answer_notes, answers=sub.answers
             )
             result.submission_hash = submissions.content_hash(sub, course)
+            result.hints_taken = hint_ladder.taken_by(sub, [lab.id for lab in course.labs])
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
             timed: list[TimedPart] | None = [] if self.group.gate is not None else None

@@ -78,7 +78,7 @@ def markdown_fragments(text: str) -> list[str]:
 def comments(source: str) -> list[str]:
     """The comment lines of a C++/CUDA file (// and /* */), string literals aside."""
     source = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', source)
-    out = []
+    out: list[str] = []
     for m in COMMENT.finditer(source):
         out += (m.group(1) if m.group(1) is not None else m.group(2)).splitlines()
     return out

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..infra.atomic import write_atomic
 from .submission_files import read_submission_file
+from .submissions import Submission
 
 HINTS = "hints.toml"
 TAKEN = ".hints-taken"
@@ -98,6 +99,12 @@ def taken(lab_dir: Path) -> int:
 
 def record(lab_dir: Path, count: int) -> None:
     write_atomic(lab_dir / TAKEN, f"{count}\n")
+
+
+def taken_by(sub: Submission, lab_ids: list[str]) -> dict[str, int]:
+    """A submission's count of hints taken, by lab."""
+    root = sub.root if sub.root is not None else sub.labs_dir
+    return taken_in_submission(root, sub.labs_parts, lab_ids)
 
 
 def taken_in_submission(
