@@ -7,6 +7,8 @@
 - the tables follow another GPU's run (a modified copy of the JSON);
 - with matplotlib: the figures regenerate (into a temporary folder);
 - with pandoc and pdflatex: every deck builds to PDF (into a temporary folder);
+- in every lab's deck the "Predict, then measure" slide comes before the section
+  "# Debrief: measured on an H200", which holds the measured tables;
 - no deck's code block holds a statement of its lab's solution fence (the
   graded code lives in solutions/NN/walkthrough.md, which a release leaves out).
 
@@ -79,6 +81,28 @@ def test_no_measured_bandwidth_outside_the_generated_block(stem):
     # Measured numbers come from the JSON, so they live between the markers only.
     stray = re.findall(r"\d[\d,.]*\s*GB/s", outside_markers(deck(stem).read_text()))
     assert not stray, f"{stem}: hand-written bandwidth figures {stray}; let make_figures write them"
+
+
+DEBRIEF = re.compile(r"^# Debrief: measured on an H200\s*$", re.M)
+PREDICT = re.compile(r"^#+ Predict, then measure\s*$", re.M)
+
+
+@pytest.mark.parametrize("stem", LAB_IDS)
+def test_the_questions_come_before_the_debrief(stem):
+    """A question comes before the figure it asks about: the deck's "Predict, then
+    measure" slide, then its debrief, which holds the measured (generated) tables."""
+    text = deck(stem).read_text()
+    debrief = DEBRIEF.search(text)
+    assert debrief, f"{stem}: no section '# Debrief: measured on an H200' for the measured tables"
+    predict = PREDICT.search(text)
+    assert predict and predict.start() < debrief.start(), (
+        f"{stem}: the 'Predict, then measure' slide must come before the debrief"
+    )
+    late = [line for line in text[debrief.end() :].splitlines() if "Predict" in line]
+    assert not late, f"{stem}: questions after the debrief: {late}"
+    assert text.index(mf.BEGIN) > debrief.start(), (
+        f"{stem}: the measured tables ({mf.BEGIN}) come before the debrief"
+    )
 
 
 def test_tables_match_the_committed_run():
