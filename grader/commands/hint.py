@@ -28,8 +28,10 @@ def _hints(lab: labmeta.Lab, lab_dir: Path) -> list[hint_ladder.Hint]:
         ) from None
 
 
-def shown(hint: hint_ladder.Hint, number: int, total: int) -> str:
-    """A hint under its header: which rung, and how many are left."""
+def shown(hint: hint_ladder.Hint, number: int, total: int, again: bool = False) -> str:
+    """A hint under its header: which rung, and (a new one) how many are left."""
+    if again:
+        return f"hint {number} of {total} ({hint.kind})\n\n{hint.text}\n"
     left = total - number
     after = (
         f"{left} left: run the same command for it"
@@ -50,7 +52,7 @@ def run(lab_id: str, again: bool = False, labs_dir: Path | None = None, out=prin
         if not taken:
             out(f"no hint of lab {lab.id} taken yet: `{command}` shows the first")
         for number, hint in enumerate(hints[:taken], 1):
-            out(shown(hint, number, len(hints)))
+            out(shown(hint, number, len(hints), again=True))
         return 0
     if taken == len(hints):
         out(

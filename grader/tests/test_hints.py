@@ -95,6 +95,7 @@ def test_again_shows_the_hints_taken_and_takes_none(labs):
     take(labs)
     again = take(labs, again=True)
     assert "idea text" in again and "picture text" in again and "structure text" not in again
+    assert again.startswith("hint 1 of 3 (idea)\n") and "left" not in again
     assert (labs / LAB / ".hints-taken").read_text() == "2\n"
 
 
