@@ -33,6 +33,7 @@ class GradeReport:
     # (.hints-taken) and the predictions of their ANSWERS.md, by lab.
     hints_taken: dict[str, int] = field(default_factory=dict)
     predicted: dict[str, predictions.Predictions] = field(default_factory=dict)
+    has_hints: set[str] = field(default_factory=set)  # labs with a hints.toml
 
     @property
     def points(self) -> float:
@@ -132,6 +133,8 @@ def read_students_notes(report: GradeReport, lab_id: str, lab_dir: Path) -> None
     """What the student wrote beside the code: their predictions and their count
     of hints taken (when they took any)."""
     report.predicted[lab_id] = predictions.read(lab_dir)
+    if (toolchain.REPO / "labs" / lab_id / hint_ladder.HINTS).is_file():
+        report.has_hints.add(lab_id)
     if (lab_dir / hint_ladder.TAKEN).is_file():
         report.hints_taken[lab_id] = hint_ladder.taken(lab_dir)
 
@@ -215,6 +218,8 @@ def details(report: GradeReport) -> str:
             for h in r.hints:
                 out.append(f"    hint: {h}")
             out.append(f"    see: {hints.where_explained(r.lab, r.first_failure.hint)}")
+            if r.lab in report.has_hints:
+                out.append(f"    stuck: python3 -m grader hint {r.lab[:2]} (one hint at a time)")
             out.append(f"    replay: --seed={r.seed}" if r.seed else "")
         for note in r.notes:
             out.append(f"{r.lab}: {note}")

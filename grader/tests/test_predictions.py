@@ -9,8 +9,8 @@ from grader import labmeta
 from grader.commands import grade, profile
 from grader.commands.profile_ncu import Profile
 from grader.engine import feedback, predictions
-from grader.results import LabResult, StudentResult
-from grader.status import LabStatus, ProfileStatus
+from grader.results import FailedCase, LabResult, StudentResult
+from grader.status import CaseStatus, LabStatus, ProfileStatus
 
 SKELETON = """# Lab 04
 Prediction (fraction_of_copy):
@@ -124,3 +124,12 @@ def test_profile_prints_the_prediction_beside_its_counter():
     (row,) = [line for line in text.splitlines() if "shared-memory bank conflicts" in line]
     assert row.rstrip().endswith("you predicted 12")
     assert "you predicted" not in text.replace(row, "")
+
+
+def test_a_failed_lab_with_hints_points_to_them():
+    failed = lab()
+    failed.first_failure = FailedCase("SumContract.Small", CaseStatus.FAILED, hint="wrong_value")
+    report = grade.GradeReport("c", "d", "labs", [failed])
+    assert "grader hint" not in grade.details(report)
+    report.has_hints.add(failed.lab)
+    assert "    stuck: python3 -m grader hint 04 (one hint at a time)" in grade.details(report)
