@@ -153,6 +153,12 @@ def _profile(args: argparse.Namespace) -> int:
     )
 
 
+def _hint(args: argparse.Namespace) -> int:
+    from .commands import hint
+
+    return hint.run(args.lab, again=args.again)
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from .commands import calibrate
 
@@ -221,6 +227,7 @@ HANDLERS = {
     "slurm-task": _slurm_task,
     "bench": _bench,
     "profile": _profile,
+    "hint": _hint,
     "calibrate": _calibrate,
     "release": _release,
     "selftest": _selftest,

@@ -141,6 +141,7 @@ class StudentResult:
     options: str = ""  # fingerprint of the grading options (commands.batch_config.BatchConfig)
     seconds: float = 0.0  # wall time spent grading this submission
     answers: dict[str, str] = field(default_factory=dict)  # lab -> ANSWERS.md, not scored
+    hints_taken: dict[str, int] = field(default_factory=dict)  # lab -> its .hints-taken, not scored
     # The GPU of the worker that graded it (a Slurm task's: those it was given),
     # as UUIDs, comma-separated; empty without one. Whom to regrade when one
     # GPU's copy ceiling moved during a batch.

@@ -7,6 +7,8 @@
 - the tables follow another GPU's run (a modified copy of the JSON);
 - with matplotlib: the figures regenerate (into a temporary folder);
 - with pandoc and pdflatex: every deck builds to PDF (into a temporary folder);
+- in every lab's deck the "Predict, then measure" slide comes before the section
+  "# Debrief: measured on an H200", which holds the measured tables;
 - no deck's code block holds a statement of its lab's solution fence (the
   graded code lives in solutions/NN/walkthrough.md, which a release leaves out).
 
@@ -33,6 +35,7 @@ import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
 
 sys.path.insert(0, str(REPO))
 from grader import labmeta  # noqa: E402  (the course file's one reader)
+from grader.engine import fence_statements  # noqa: E402  (the fences' statements, shared)
 
 LAB_IDS = [lab.id for lab in labmeta.load().labs]
 DECKS = [mf.INTRO] + LAB_IDS
@@ -78,6 +81,34 @@ def test_no_measured_bandwidth_outside_the_generated_block(stem):
     # Measured numbers come from the JSON, so they live between the markers only.
     stray = re.findall(r"\d[\d,.]*\s*GB/s", outside_markers(deck(stem).read_text()))
     assert not stray, f"{stem}: hand-written bandwidth figures {stray}; let make_figures write them"
+
+
+DEBRIEF = re.compile(r"^# Debrief: measured on an H200\s*$", re.M)
+PREDICT = re.compile(r"^#+ Predict, then measure\s*$", re.M)
+
+
+@pytest.mark.parametrize("stem", LAB_IDS)
+def test_the_questions_come_before_the_debrief(stem):
+    """A question comes before the figure it asks about: the deck's "Predict, then
+    measure" slide (where the handout asks to predict), then its debrief, which
+    holds the measured (generated) tables."""
+    text = deck(stem).read_text()
+    debrief = DEBRIEF.search(text)
+    assert debrief, f"{stem}: no section '# Debrief: measured on an H200' for the measured tables"
+    predict = PREDICT.search(text)
+    handout = REPO / "labs" / stem / "README.md"
+    if handout.is_file() and PREDICT.search(handout.read_text()):
+        assert predict, f"{stem}: the handout asks to predict; the deck has no such slide"
+    assert predict is None or predict.start() < debrief.start(), (
+        f"{stem}: the 'Predict, then measure' slide must come before the debrief"
+    )
+    late = [line for line in text[debrief.end() :].splitlines() if "Predict" in line]
+    assert not late, f"{stem}: questions after the debrief: {late}"
+    begin = text.index(mf.BEGIN)
+    before = text[begin + len(mf.BEGIN) : debrief.start()] if begin < debrief.start() else ""
+    assert not before.strip(), (
+        f"{stem}: measured tables ({mf.BEGIN}) come before the debrief's heading"
+    )
 
 
 def test_tables_match_the_committed_run():
@@ -209,27 +240,10 @@ def test_pdf_check_sees_a_caret_and_an_overfull_box(tmp_path):
 
 
 FENCE_RE = re.compile(r"^```[a-z+]*\n(.*?)^```", re.S | re.M)
-# Lines every kernel has: they give nothing away.
-GENERIC = {"__syncthreads();", "}", "{", "};", "return;", "else{"}
-
-
-def _squash(line: str) -> str:
-    return re.sub(r"\s+", "", re.sub(r"//.*", "", line))
 
 
 def solution_statements(lab_id: str) -> set[str]:
-    sys.path.insert(0, str(REPO))
-    from grader.engine import fences
-
-    out = set()
-    for path in sorted((REPO / "solutions" / lab_id).glob("*.c*")):
-        for f in fences.extract(path.read_text()):
-            out |= {
-                s
-                for line in f.body.splitlines()
-                if len(s := _squash(line)) >= 10 and s not in GENERIC
-            }
-    return out
+    return fence_statements.solution_statements(lab_id, REPO / "solutions")
 
 
 @pytest.mark.parametrize("stem", LAB_IDS)
@@ -238,7 +252,7 @@ def test_deck_shows_no_statement_of_the_graded_fence(stem):
         pytest.skip("no solutions/ here (a student release)")
     graded = solution_statements(stem)
     shown = {
-        _squash(line)
+        fence_statements.squash(line)
         for block in FENCE_RE.findall(deck(stem).read_text())
         for line in block.splitlines()
     }
@@ -260,7 +274,7 @@ def test_walkthrough_shows_the_solution_as_it_is(stem):
     text = path.read_text()
     blocks = FENCE_RE.findall(text)
     assert blocks, f"{path} has no code block"
-    shown = {_squash(line) for b in blocks for line in b.splitlines()}
+    shown = {fence_statements.squash(line) for b in blocks for line in b.splitlines()}
     assert graded & shown, f"{path} shows none of the solution's statements"
 
 

@@ -177,6 +177,10 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "profile.json")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per program under ncu")
 
+    h = sub.add_parser("hint", help="the next hint of a lab, one at a time (recorded)")
+    h.add_argument("lab", help="lab id or number, e.g. 04")
+    h.add_argument("--again", action="store_true", help="show the hints taken so far, take none")
+
     k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
     k.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     k.add_argument("--arch", default="auto")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..labmeta import Course, Lab
-from ..engine import harness_tree, lab_grading, scoring, submissions
+from ..engine import harness_tree, hint_ladder, lab_grading, scoring, submissions
 from ..engine.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
@@ -318,16 +318,16 @@ class Worker:
             notes = submissions.install(sub, course, REPO_LABS, self.src / "labs", labs)
             if absent:
                 notes.append(f"not submitted (no folder): {', '.join(lab.id for lab in absent)}")
-            result = self.new_result(
-                spec, student, notes=notes + sub.answer_notes, answers=sub.answers
-            )
+            result = self.new_result(spec, student, notes=notes + sub.answer_notes)
+            result.answers = sub.answers
             result.submission_hash = submissions.content_hash(sub, course)
+            result.hints_taken = hint_ladder.taken_by(sub, [lab.id for lab in labs])
             # Sharing a GPU, the timed tests wait for the end of the student and
             # run together, alone: the GPU falls quiet once per student, not per lab.
             timed: list[TimedPart] | None = [] if self.group.gate is not None else None
             for lab in labs:
                 if lab in absent:
-                    result.labs.append(lab_grading.blank_result(lab, NOT_SUBMITTED, "no file"))
+                    result.labs.append(lab_grading.blank_result(lab, NOT_SUBMITTED, "no folder"))
                     continue
                 # Timed in place (no GPU group's stage: a Slurm task), lab 01 holds the host.
                 with held(self.machine, self.group.gate is None and not lab.needs_gpu):

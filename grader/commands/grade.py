@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import hints
+from ..engine import hint_ladder, hints, predictions
 from ..engine.lab_grading import (
     blank_result,
     cannot_grade,
@@ -29,6 +29,11 @@ class GradeReport:
     date: str
     impl: str
     labs: list[LabResult] = field(default_factory=list)
+    # Read from the graded folder, never scored: the hints the student took
+    # (.hints-taken) and the predictions of their ANSWERS.md, by lab.
+    hints_taken: dict[str, int] = field(default_factory=dict)
+    predicted: dict[str, predictions.Predictions] = field(default_factory=dict)
+    has_hints: set[str] = field(default_factory=set)  # labs with a hints.toml
 
     @property
     def points(self) -> float:
@@ -48,6 +53,8 @@ class GradeReport:
             "points": self.points,
             "max_points": self.max_points,
             "labs": [r.to_dict() for r in self.labs],
+            "hints_taken": self.hints_taken,
+            "predictions": {lab: p.values for lab, p in self.predicted.items() if p.values},
         }
 
 
@@ -88,6 +95,7 @@ def grade(
                 f"the checkers do not build (the harness, not your code):\n{built.first_errors}"
             )
     for lab in labs:
+        read_students_notes(report, lab.id, toolchain.REPO / impl / lab.id)
         why_not = (
             "not run: this machine has no NVIDIA GPU"
             if lab.needs_gpu and not have_gpu
@@ -119,6 +127,16 @@ def grade(
             )
         )
     return report
+
+
+def read_students_notes(report: GradeReport, lab_id: str, lab_dir: Path) -> None:
+    """What the student wrote beside the code: their predictions and their count
+    of hints taken (when they took any)."""
+    report.predicted[lab_id] = predictions.read(lab_dir)
+    if (toolchain.REPO / "labs" / lab_id / hint_ladder.HINTS).is_file():
+        report.has_hints.add(lab_id)
+    if (lab_dir / hint_ladder.TAKEN).is_file():
+        report.hints_taken[lab_id] = hint_ladder.taken(lab_dir)
 
 
 def write_json(report: GradeReport, path: Path) -> None:
@@ -171,8 +189,15 @@ def table(report: GradeReport) -> str:
         )
         for row in rows
     ]
-    lines.insert(1, "-" * len(lines[0]))
-    lines.insert(len(lines) - 1, "-" * len(lines[0]))
+    for i, r in enumerate(report.labs):
+        said = predictions.beside_bandwidth(
+            report.predicted.get(r.lab, predictions.Predictions()), r.gbps, r.fraction
+        )
+        if said:
+            lines[i + 1] += "  " + "; ".join(said)
+    rule = "-" * len(lines[0])
+    lines.insert(1, rule)
+    lines.insert(len(lines) - 1, rule)
     return "\n".join(lines)
 
 
@@ -193,7 +218,13 @@ def details(report: GradeReport) -> str:
             for h in r.hints:
                 out.append(f"    hint: {h}")
             out.append(f"    see: {hints.where_explained(r.lab, r.first_failure.hint)}")
+            if r.lab in report.has_hints:
+                out.append(f"    stuck: python3 -m grader hint {r.lab[:2]} (one hint at a time)")
             out.append(f"    replay: --seed={r.seed}" if r.seed else "")
         for note in r.notes:
+            out.append(f"{r.lab}: {note}")
+        if r.lab in report.hints_taken:
+            out.append(f"{r.lab}: {hint_ladder.taken_line(report.hints_taken[r.lab])}")
+        for note in report.predicted.get(r.lab, predictions.Predictions()).notes:
             out.append(f"{r.lab}: {note}")
     return "\n".join(l for l in out if l)

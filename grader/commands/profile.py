@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import labmeta
+from ..engine import predictions
 from ..infra import evidence, proc, toolchain
 from ..infra.evidence import ProfileFile, ProfileMachine
 from ..status import ProfileStatus
@@ -222,7 +223,11 @@ def run(
     evidence.dump(ProfileFile(machine=machine_info(), log2n=log2n, profiles=body), json_path)
     for name, row in results.items():
         print()
-        print(table(course, name, row, previous[name]))
+        lab = lab_of(course, name)
+        said = predictions.read(toolchain.REPO / impl / lab.id)
+        print(table(course, name, row, previous[name], said))
+        for note in said.notes:
+            print(f"  note: {note}")
     print()
     print(meanings(shown_metrics(course, results)))
     print(f"\nreport: {json_path}")
@@ -243,8 +248,14 @@ def machine_info() -> ProfileMachine:
 
 
 def table(
-    course: labmeta.Course, name: str, row: dict[str, Profile | None], previous: str | None
+    course: labmeta.Course,
+    name: str,
+    row: dict[str, Profile | None],
+    previous: str | None,
+    said: predictions.Predictions | None = None,
 ) -> str:
+    """The lab's rows, one column per profile, and beside a row the student's
+    prediction of it (from their ANSWERS.md), when they made one."""
     lab = lab_of(course, name)
     keys = list(COMMON) + [k for k in lab.profile if k not in COMMON]
     columns: list[tuple[str, Profile]] = []
@@ -282,7 +293,8 @@ def table(
         for _, p in shown:
             v = p.metrics.get(k)
             cells.append(f"  {'-' if v is None else f'{v:,.{m.digits}f}':>16}")
-        lines.append(f"  {m.label:{width}}" + "".join(cells))
+        beside = predictions.beside_counter(said, k) if said else ""
+        lines.append(f"  {m.label:{width}}" + "".join(cells) + (f"  {beside}" if beside else ""))
     return "\n".join(lines)
 
 

@@ -13,9 +13,13 @@ error, no copying of the working tree as a fallback).
 Left out of the commit's files: the reference solutions and the hidden tests
 (mutants, the tuning sweeps, the class of buggy submissions, the sandbox
 escapes, the similarity fixtures with their honest solutions, the grader's
-own tests, CI): LEFT_OUT, marked `export-ignore` in
-.gitattributes and also dropped here by name, so the rule holds for a commit
-whose .gitattributes lacks them. The course GPU's thresholds are those of
+own tests, CI), the instructors' guides (docs/) and the GPU evidence but for
+the files released code reads (KEPT_EVIDENCE): LEFT_OUT, marked
+`export-ignore` in .gitattributes and also dropped here by name, so the rule
+holds for a commit whose .gitattributes lacks them. The release's README.md
+is the students' guide, docs/student/README.md (STUDENT_README), written
+with links relative to the release root; the course's README.md, written for
+instructors, stays out. The course GPU's thresholds are those of
 grader/labs.toml at HEAD. Then grading is checked in the copy itself: lab 01
 (CPU) is graded and must fail with "not implemented"."""
 
@@ -44,10 +48,22 @@ LEFT_OUT = (
     "tests/similarity",
     "tests/format",
     "grader/tests",
+    "docs",
+    "tests/gpu_runs",
     ".ci",
     ".gitattributes",
     ".git",
 )
+# The evidence released code reads: the reference columns of `grader profile`
+# (grader/commands/profile.py), the decks' tables (slides/deckgen/view.py) and
+# lab 12's deck (slides/deckgen/multi_gpu.py).
+KEPT_EVIDENCE = (
+    "tests/gpu_runs/h200/profile.json",
+    "tests/gpu_runs/h200/gpucheck.json",
+    "tests/gpu_runs/h100x2/lab12-bench-64a5ad6.json",
+    "tests/gpu_runs/h100x2/lab12-kernel-copy-2b98a4c.json",
+)
+STUDENT_README = "docs/student/README.md"
 
 _NOT_GIT = (
     "{repo} is not a git checkout ({why}): a release is built from the committed "
@@ -86,7 +102,38 @@ def head(repo: Path) -> str:
 
 def left_out(path: str) -> bool:
     """Whether a path relative to the repository root is kept out of a release."""
+    if path in KEPT_EVIDENCE:
+        return False
     return any(path == p or path.startswith(p + "/") for p in LEFT_OUT)
+
+
+def _student_readme(repo: Path, commit: str, dest: Path, tracked: set[str]) -> None:
+    """The release's README.md: the students' guide where the commit has one."""
+    if STUDENT_README not in tracked:
+        return
+    shown = _git(repo, "show", f"{commit}:{STUDENT_README}")
+    if shown.returncode != 0:
+        raise toolchain.SetupError(
+            f"git show {commit}:{STUDENT_README} failed: {_first_line(shown.stderr)}"
+        )
+    (dest / "README.md").write_bytes(shown.stdout)
+    os.chmod(dest / "README.md", 0o644)
+
+
+def stray(dest: Path) -> list[str]:
+    """What a release holds of LEFT_OUT (KEPT_EVIDENCE aside): nothing, when right."""
+    found = []
+    for p in LEFT_OUT[:-1]:
+        here = dest / p
+        if here.is_file() or here.is_symlink():
+            found.append(p)
+        elif here.is_dir():
+            found += [
+                rel
+                for f in sorted(here.rglob("*"))
+                if not f.is_dir() and left_out(rel := f.relative_to(dest).as_posix())
+            ]
+    return found
 
 
 def _committed_files(repo: Path, commit: str) -> set[str]:
@@ -155,7 +202,9 @@ def make(dest: Path, repo: Path | None = None) -> str:
     if archive.returncode != 0:
         raise toolchain.SetupError(f"git archive {commit} failed: {_first_line(archive.stderr)}")
     dest.mkdir(parents=True, exist_ok=True)
-    _extract(archive.stdout, dest, _committed_files(repo, commit))
+    tracked = _committed_files(repo, commit)
+    _extract(archive.stdout, dest, tracked)
+    _student_readme(repo, commit, dest, tracked)
     ident = [
         "-c",
         "user.name=course",
@@ -207,11 +256,14 @@ def check(dest: Path) -> tuple[bool, str]:
 def run(dest: Path, do_check: bool, repo: Path | None = None) -> int:
     repo = Path(repo if repo is not None else toolchain.REPO).resolve()
     commit = make(dest, repo)
-    left = [p for p in LEFT_OUT if (dest / p).exists() and p != ".git"]
+    left = stray(dest)
     if left:
-        print(f"release: {', '.join(left)} should not be there")
+        print(f"release: {', '.join(left[:8])} should not be there")
         return 1
-    print(f"release: wrote {dest} from commit {commit[:12]} (left out: {', '.join(LEFT_OUT[:-1])})")
+    print(
+        f"release: wrote {dest} from commit {commit[:12]} (left out: "
+        f"{', '.join(LEFT_OUT[:-1])}; kept of tests/gpu_runs: {', '.join(KEPT_EVIDENCE)})"
+    )
     changed = modified(repo)
     if changed:
         shown = ", ".join(changed[:8]) + (

@@ -13,10 +13,13 @@ from ..infra.atomic import write_atomic
 from ..infra.store import digest, load_result
 from ..results import LabResult, StudentResult
 from ..status import LabStatus
-from . import hints
+from . import hint_ladder, hints, predictions
 
 
-def _lab_lines(r: LabResult) -> list[str]:
+def _lab_lines(r: LabResult, hints_taken: int | None = None, answers: str = "") -> list[str]:
+    """A lab's part of the feedback; beside the grade, what the student wrote and
+    is never scored: the hints they took and the predictions in their answers."""
+    said = predictions.parse(answers, f"labs/{r.lab}/{predictions.ANSWERS}")
     lines = [
         f"### {r.lab}: {r.title}",
         "",
@@ -41,6 +44,7 @@ def _lab_lines(r: LabResult) -> list[str]:
             f"- bandwidth: {r.gbps:.0f} GB/s = {r.fraction:.3f} of the copy ceiling "
             f"({r.ceiling_gbps:.0f} GB/s); threshold {r.threshold}, floor {r.floor}"
         )
+        lines += [f"  - {x}" for x in predictions.beside_bandwidth(said, r.gbps, r.fraction)]
         lines += _below_threshold(r)
     if r.first_failure:
         lines.append(f"- first failure: `{r.first_failure.test}` ({r.first_failure.describe()})")
@@ -49,8 +53,10 @@ def _lab_lines(r: LabResult) -> list[str]:
         lines.append(f"  - see: {hints.where_explained(r.lab, r.first_failure.hint)}")
         if r.seed:
             lines.append(f"  - replay: `--seed={r.seed}`")
-    for note in r.notes:
+    for note in r.notes + said.notes:
         lines.append(f"- note: {note}")
+    if hints_taken is not None:
+        lines.append(f"- {hint_ladder.taken_line(hints_taken)}")
     return lines + [""]
 
 
@@ -93,7 +99,7 @@ def markdown(res: StudentResult) -> str:
     if res.notes:
         out.append("")
     for r in res.labs:
-        out += _lab_lines(r)
+        out += _lab_lines(r, res.hints_taken.get(r.lab), res.answers.get(r.lab, ""))
     out += answer_lines(res.answers)
     return "\n".join(out)
 
@@ -115,7 +121,7 @@ def gradescope(res: StudentResult) -> dict:
     """Gradescope's autograder results.json: one test entry per lab and part."""
     tests = []
     for r in res.labs:
-        text = "\n".join(_lab_lines(r))
+        text = "\n".join(_lab_lines(r, res.hints_taken.get(r.lab), res.answers.get(r.lab, "")))
         tests.append(
             {
                 "name": f"{r.lab} correctness",
