@@ -66,9 +66,10 @@ def missing_tools() -> list[str]:
 
 def title_and_body(deck: Path) -> tuple[str, str]:
     """A deck's first line, "# Title", is its title; what follows is its body, where
-    "#" opens a section (a title frame) and "##" a slide."""
+    "#" opens a section (a title frame) and "##" a slide. Comment lines (the results
+    block's markers) go: right under a section, pandoc would give one an empty frame."""
     first, _, body = deck.read_text().partition("\n")
-    return first.removeprefix("# ").strip(), body
+    return first.removeprefix("# ").strip(), re.sub(r"(?m)^<!--.*-->\n", "", body)
 
 
 def pandoc_command(title: str, deck: Path, tex: Path) -> list[str]:
