@@ -64,17 +64,24 @@ def missing_tools() -> list[str]:
     return [f"{m} ({hint})" for m in missing]
 
 
-def pandoc_command(deck: Path, tex: Path) -> list[str]:
+def title_and_body(deck: Path) -> tuple[str, str]:
+    """A deck's first line, "# Title", is its title; what follows is its body, where
+    "#" opens a section (a title frame) and "##" a slide. Comment lines (the results
+    block's markers) go: right under a section, pandoc would give one an empty frame."""
+    first, _, body = deck.read_text().partition("\n")
+    return first.removeprefix("# ").strip(), re.sub(r"(?m)^<!--.*-->\n", "", body)
+
+
+def pandoc_command(title: str, deck: Path, tex: Path) -> list[str]:
+    """pandoc reading the deck's body from stdin (the title comes as metadata)."""
     return [
         "pandoc",
-        str(deck),
         "--from",
         "markdown-implicit_figures",  # images without "Figure:" captions
         "--to",
         "beamer",
         "--standalone",
-        "--shift-heading-level-by=-1",  # "# Title" is the title, "##" a slide
-        "--slide-level=1",
+        "--slide-level=2",  # "#" a section, "##" a slide
         "--columns=200",  # tables at their natural widths
         "--highlight-style",
         "tango",
@@ -91,6 +98,8 @@ def pandoc_command(deck: Path, tex: Path) -> list[str]:
         "-V",
         "fonttheme=professionalfonts",
         "-M",
+        f"title={title}",
+        "-M",
         f"subtitle={SUBTITLE}",
         "-o",
         str(tex),
@@ -101,8 +110,13 @@ def build_one(deck: Path, out_dir: Path) -> tuple[Path, str | None]:
     """pandoc to LaTeX, then pdflatex twice (frame totals) in the decks' folder, so
     that OUT/NN_name.log stays for check_pdf to read."""
     tex, pdf = out_dir / f"{deck.stem}.tex", out_dir / f"{deck.stem}.pdf"
+    title, body = title_and_body(deck)
     proc = subprocess.run(
-        pandoc_command(deck, tex), capture_output=True, text=True, cwd=deck.parent
+        pandoc_command(title, deck, tex),
+        input=body,
+        capture_output=True,
+        text=True,
+        cwd=deck.parent,
     )
     if proc.returncode != 0 or not tex.exists():
         return pdf, (proc.stderr or proc.stdout)[-4000:]

@@ -4,8 +4,7 @@
 // workspace to hold them. On small inputs launches, not bytes, set the time.
 //
 // Here every block, once its threads have combined their sums in shared
-// memory, adds its total straight into *out with one atomicAdd. About a
-// thousand atomics on one address cost far less than a second launch. The
+// memory, adds its total straight into *out with one atomic addition. The
 // catch: *out must be 0 before the first block adds to it, and it is the
 // caller's memory. A common first version leaves that reset to the caller, a trap:
 // the second call returns twice the sum. Here the reset is the first thing
@@ -23,7 +22,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 
-// Grid-stride sum as in lab 06, then one atomicAdd of the block's total to *out.
+// Grid-stride sum as in lab 06, then one atomic add of the block's total to *out.
 __global__ void grid_sum_atomic(const int* __restrict__ in, std::size_t n, int* out) {
   // ---- your code here (grid_sum_atomic) ----
   // TODO: add this block's total into *out once, safely while every other block does the
@@ -32,7 +31,7 @@ __global__ void grid_sum_atomic(const int* __restrict__ in, std::size_t n, int* 
   // of blocks that run at once; one atomic add per block, not per thread (that gives 256
   // times the sum); the register starts at 0; n is seldom a multiple of the grid and goes
   // above 2^32, so indices are 64-bit; every thread reaches every __syncthreads().
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) states the goal; `python3 -m grader hint 07` gives hints.
   LAB_TODO();
   // ---- end ----
 }
@@ -49,7 +48,7 @@ void reduce_sum(const int* in, std::size_t n, int* out, void*, cudaStream_t stre
   // this call and no other: two calls at once on two streams, each into its own output,
   // must not interfere. The default stream, a reset inside the kernel or a global
   // accumulator all fail. n == 0 must also leave 0, so the reset comes before the return.
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) states the goal; `python3 -m grader hint 07` gives hints.
   LAB_TODO_HOST("reset *out");
   // ---- end ----
   if (n == 0) return;

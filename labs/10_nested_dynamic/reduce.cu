@@ -16,7 +16,8 @@
 // (relocatable device code, the cudadevrt library, a launch queue on the GPU),
 // and a tail launch waits for the whole parent grid. It pays when the host
 // does not know how much work comes next; for a reduction it does, and the
-// host loop of lab 04 is as fast or faster (the handout has the numbers).
+// host loop of lab 04 queues every pass in advance (the deck's debrief has the
+// numbers).
 //
 // Only the fenced region is yours; the grader restores everything else.
 #include <cstddef>
@@ -42,7 +43,7 @@ __global__ void nested_sum(const int* __restrict__ in, std::size_t n, int* parti
   // That pass writes its sums past the ones it reads, never over them. Traps the tests
   // check: n above 2^32 (64-bit index), threads past the end of in[] (read nothing, add 0),
   // every thread at every barrier, no device-side cudaDeviceSynchronize (gone in CUDA 12).
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) states the goal; `python3 -m grader hint 10` gives hints.
   LAB_TODO();
   // ---- end ----
 }

@@ -15,9 +15,7 @@
 //             GPU receives 2·(G-1)/G·n floats, a quarter of one-shot's at 8.
 //             Why stores: NVLink carries a store's data one way, while a load
 //             sends a request and waits for the data to come back, and with
-//             both directions full the requests take room from the data. On two
-//             H200s the same two-shot made of remote loads reached 343 GB/s at
-//             2^28 floats, made of remote stores 364 (tests/gpu_runs/h200x2/).
+//             both directions full the requests take room from the data.
 //   ring      (not here) NCCL's choice across many GPUs or nodes: each GPU
 //             talks to one neighbour only, so it needs only one link's worth of
 //             bandwidth per GPU; over NVSwitch, where every pair has a full
@@ -85,10 +83,8 @@ constexpr unsigned kMaxBlocks = 1024;
 // needs no copy, rather than double the workspace of a large call.
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
 // kAuto. With two GPUs both algorithms receive n floats per GPU, one-shot by
-// remote loads, two-shot by remote stores, and two-shot is the faster at every
-// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-switch-c6dfdc5.json,
-// algbw) 34.2 against 31.6 GB/s at 2^16 floats, 225.7 against 207.9 at 2^20,
-// 364.5 against 335.9 at 2^28. Beyond two GPUs one-shot receives G/2 times
+// remote loads, two-shot by remote stores, and two-shot was the faster at every
+// size measured on two H200s. Beyond two GPUs one-shot receives G/2 times
 // two-shot's bytes ((G-1)·n against 2·(G-1)/G·n): only the smallest sizes,
 // where latency and not bytes sets the time, may go one-shot (not measured:
 // no machine here has more than two GPUs).
@@ -163,7 +159,7 @@ __device__ void meet_peers(const Args& a, unsigned value) {
   // one barrier ahead, so wait for "at or past", never "equal", counted so that the
   // values may wrap; hold every thread of the block until the waiting is through,
   // and let no thread's earlier loads or stores come after the flag.
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) states the goal; `python3 -m grader hint 12` gives hints.
   LAB_TODO();
   // ---- end ----
 }
@@ -227,7 +223,7 @@ __global__ void __launch_bounds__(kThreads) one_shot(Args a) {
   // next call. Trap: in place (a.stage is not null) a peer may still read your
   // input after you have overwritten it with sums; copy it to a.stage first
   // (the peers read a.src, which points there).
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) states the goal; `python3 -m grader hint 12` gives hints.
   LAB_TODO();
   // ---- end ----
 }
@@ -235,11 +231,11 @@ __global__ void __launch_bounds__(kThreads) one_shot(Args a) {
 template <int G, class Vec>
 __global__ void __launch_bounds__(kThreads) two_shot(Args a) {
   // ---- your code here (two_shot) ----
-  // TODO: this GPU owns the units [units*rank/G, units*(rank+1)/G) of every
-  // buffer. Store each peer's share of your input into your slot of that peer's
-  // inbox (inbox_slot(a, a.rank, h), indexed from the share's first unit) with
-  // for_units; then meet the peers (your own inbox is full from then on, and
-  // their outputs may be written); sum each unit of your share over the ranks in
+  // TODO: rank h owns the h-th of G near-equal runs of units of every buffer.
+  // Store each peer's share of your input into your slot of that peer's inbox
+  // (the given inbox_slot, from this rank to that peer; indexed from the share's
+  // first unit) with for_units; then meet the peers (your own inbox is full from
+  // then on, and their outputs may be written); sum each unit of your share over the ranks in
   // rank order (your input for your own rank, your inbox slots for the others)
   // and store the sum into a.out[h] of every rank h; rank 0's block 0 also takes
   // the last n mod 4 floats; meet again, with values counted on from

@@ -4,8 +4,7 @@
 // workspace to hold them. On small inputs launches, not bytes, set the time.
 //
 // Here every block, once its threads have combined their sums in shared
-// memory, adds its total straight into *out with one atomicAdd. About a
-// thousand atomics on one address cost far less than a second launch. The
+// memory, adds its total straight into *out with one atomic addition. The
 // catch: *out must be 0 before the first block adds to it, and it is the
 // caller's memory. A common first version leaves that reset to the caller, a trap:
 // the second call returns twice the sum. Here the reset is the first thing
@@ -23,7 +22,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 
-// Grid-stride sum as in lab 06, then one atomicAdd of the block's total to *out.
+// Grid-stride sum as in lab 06, then one atomic add of the block's total to *out.
 __global__ void grid_sum_atomic(const int* __restrict__ in, std::size_t n, int* out) {
   // ---- your code here (grid_sum_atomic) ----
   constexpr int kLoads = 4;  // independent loads in flight per step

@@ -1,43 +1,35 @@
 // Lab 09: warp shuffles and 16-byte loads, one pass. The handout is README.md.
 //
-// What lab 07 leaves on the table: at 2^28 ints it reads 4,307 GB/s where
-// CUB reads about 4,450. Every load moves 4 bytes, so a warp needs many load
-// instructions in flight to keep the memory busy, and every block spends a
-// shared-memory tree with 8 barriers on its result.
+// What lab 07 leaves on the table: at large sizes it is still behind CUB.
+// Every load moves 4 bytes, so a warp needs many load instructions in flight
+// to keep the memory busy, and every block spends a shared-memory tree with 8
+// barriers on its result.
 //
 // This kernel, for int sum and float max alike:
-//   - loads 16 bytes per thread per instruction (int4 / float4), 4 of them in
-//     flight before the first is used: 64 bytes per thread, 64 KiB per block;
+//   - loads 16 bytes per thread per instruction (int4 / float4), kLoads of
+//     them in flight before the first is used: 64 bytes per thread;
 //   - gives each block one contiguous share of the input, read in tiles (as
-//     CUB does), rather than striding over all of it; with 1024 threads and
-//     4 blocks per SM this tied for fastest of 17 variants at 2^30 and was
-//     within 1 GB/s of the fastest at 2^28 (tests/gpu_runs/h200/
-//     vector-sum-sweep-3.txt: 4,621 and 4,562 GB/s, CUB 4,553 and 4,511 in
-//     the same process), before the finish became one launch (now 2 per SM:
-//     see kBlocksPerSm);
-//   - reduces within a warp by __shfl_down_sync, in registers: no shared
-//     memory and no barrier until the 32 warp results meet, once;
+//     CUB does), rather than striding over all of it; the block shape and
+//     kBlocksPerSm were chosen by sweeps on an H200 (the deck's debrief);
+//   - reduces within a warp by shuffles, in registers: no shared memory and
+//     no barrier until the 32 warp results meet, once;
 //   - finishes in the same launch, and in one launch per call: no memset
-//     first (at 2^16 elements a cudaMemsetAsync is a fifth of the call). The
-//     workspace is kept between calls (sum_contract.cuh), so it holds a count
-//     of finished blocks that the last block puts back to zero. For the sum,
-//     one 64-bit atomicAdd per block carries both its total and its arrival;
-//     the block that brings the count to gridDim.x writes *out. For the max,
-//     floats have no atomicMax, and an integer atomicMax on a float's bits
-//     orders negative floats backwards; order_key() maps floats to unsigned
-//     keys that sort as lab::max_op does. The key shares the 64-bit word with
-//     the count (Max::finish says how), so the last block to finish gets the
-//     largest key from the atomic that counts it, and turns it back into a
-//     float: one trip to L2 as for the sum (two for a block whose key raises
-//     the word's), where two atomics and a fence on separate words took three
-//     (the max then cost 0.4-0.8 us more per call than the sum from 2^18 to
-//     2^24: tests/gpu_runs/h200/bench-fac4fd8.json);
+//     first. The workspace is kept between calls (sum_contract.cuh), so it
+//     holds a count of finished blocks that the last block puts back to zero.
+//     For the sum, one 64-bit atomicAdd per block carries both its total and
+//     its arrival; the block that completes the count writes *out. For the
+//     max, floats have no atomicMax, and an integer atomicMax on a float's
+//     bits orders negative floats backwards; order_key() maps floats to
+//     unsigned keys that sort as lab::max_op does. The key shares the 64-bit
+//     word with the count (Max::finish says how), so the last block to finish
+//     gets the largest key from the atomic that counts it, and turns it back
+//     into a float: one trip to L2 as for the sum (two for a block whose key
+//     raises the word's);
 //   - compares floats with one instruction per element: PTX max.NaN.f32
 //     returns NaN if either operand is NaN and ranks +0.0 above -0.0, which is
 //     lab::max_op (the tests' signed_zeros and negative_zeros cases check the
 //     zeros on every GPU they run on). lab::max_op itself costs about 8
-//     instructions: with it the max executed 8.2 times the sum's instructions
-//     and read 85% of peak DRAM bandwidth against the sum's 91% (ncu, H200).
+//     instructions, enough to make this memory-bound kernel nearly issue-bound.
 // 16-byte loads need 16-byte aligned addresses: a pointer that starts 1 to 3
 // elements past a boundary gets its first elements (the head) and its last
 // n mod 4 (the tail) added one by one.
@@ -59,10 +51,9 @@ namespace lab09 {
 
 constexpr unsigned kThreads = 1024;
 constexpr int kLoads = 4;  // 16-byte loads in flight per thread
-// Two, not the four of the sweep (tests/gpu_runs/h200/vector-sum-sweep-3.txt):
-// with the one-launch finish, a second wave of blocks waits on the first's
-// atomics, and at 2^24 one wave is 6% faster for the max, 3% for the sum;
-// from 2^26 on four is 0.5-1% faster (tests/gpu_runs/h200/lab09-blocks-sweep.txt).
+// One wave of blocks: with the one-launch finish, thread 0 of each block waits
+// for its atomic's answer before the block leaves, and a second wave would
+// wait on the first's atomics.
 constexpr unsigned kBlocksPerSm = 2;
 inline constexpr unsigned kFullMask = 0xffffffffu;  // every lane takes part
 

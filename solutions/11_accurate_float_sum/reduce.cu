@@ -14,26 +14,22 @@
 //     sum s, the sum c of what rounding threw away; TwoSum gives the exact
 //     error of each addition whichever operand is larger (Kahan's original
 //     step assumes |s| >= |x|, and loses accuracy when inputs of random sign
-//     and size keep s small: an H200 run measured 5.6 ulps for it). The tree
-//     combines (s, c) pairs the same way. The error no longer grows with n.
+//     and size keep s small). The tree combines (s, c) pairs the same way.
+//     The error no longer grows with n.
 //   - double: accumulate in double (53 bits) and round once at the end. On a
-//     Hopper GPU double addition runs at half the float rate; a memory-bound
-//     reduction does not notice.
-// Common advice says: double, and sort first. Sorting costs far more than
-// the sum; the handout measures what each method gains without it.
+//     Hopper GPU double addition runs at half the float rate.
+// Common advice says: double, and sort first. The deck's debrief measures
+// what each method gains, and what a sort costs.
 //
 // Naive, compensated and double share one kernel, shaped like lab 09's: 16-byte
 // loads, 4 in flight per thread, one contiguous share per block, warp shuffles,
 // and one launch per call (the last block to finish combines the blocks'
 // accumulators, counted in the workspace, which the contract keeps between
-// calls). TwoSum's 7 additions per element hide behind the loads: the
-// compensated sum reads as fast as CUB's plain float sum (tests/gpu_runs).
-// That finish costs three trips to L2 in the last block (its accumulator out,
-// the count, the others' accumulators in) where lab 09's sum needs one, and at
-// 2^28 it left the compensated sum 0.1% behind CUB
-// (tests/gpu_runs/h200/bench-fac4fd8.json). So the kernel is launched as a
-// programmatic dependent (run_accumulate): the next call's grid starts while
-// this one's last block finishes, instead of after.
+// calls). That finish costs three trips to L2 in the last block (its
+// accumulator out, the count, the others' accumulators in) where lab 09's sum
+// needs one. So the kernel is launched as a programmatic dependent
+// (run_accumulate): the next call's grid starts while this one's last block
+// finishes, instead of after.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <cstddef>
@@ -49,10 +45,9 @@
 namespace lab11 {
 
 constexpr unsigned kThreads = 256;  // pairwise: a power of two, the tree halves it
-// The other methods: lab 09's shape, but 2 blocks per SM rather than 4 (one
-// wave of blocks: TwoSum's additions make a second wave's tail cost more). Of
-// six shapes on an H200 this was the fastest at 2^24, 1.04x CUB's float sum
-// (tests/gpu_runs/h200/lab11-shape-sweep.txt).
+// The other methods: lab 09's shape, 2 blocks per SM (one wave of blocks:
+// TwoSum's additions make a second wave's tail cost more), the fastest of the
+// shapes swept on an H200 at 2^24.
 constexpr unsigned kVecThreads = 1024;
 constexpr int kVecLoads = 4;  // 16-byte loads in flight per thread
 constexpr unsigned kVecBlocksPerSm = 2;
@@ -178,8 +173,8 @@ __global__ void __launch_bounds__(kVecThreads, 2)  // 2 blocks per SM: 32 regist
       begin + tiles_per_block * tile < vectors ? begin + tiles_per_block * tile : vectors;
   // One accumulator: a second or a fourth (one per lane of a float4) breaks
   // TwoSum's chain of dependent additions, but takes the kernel past 32
-  // registers, and 1024-thread blocks then fit once per SM instead of twice:
-  // 19% slower at 2^24 on an H200.
+  // registers, and 1024-thread blocks then fit once per SM instead of twice,
+  // which is slower.
   Acc acc = Acc::identity();
   std::size_t base = begin;
   for (; base + tile <= end; base += tile) {

@@ -15,9 +15,7 @@
 //             GPU receives 2·(G-1)/G·n floats, a quarter of one-shot's at 8.
 //             Why stores: NVLink carries a store's data one way, while a load
 //             sends a request and waits for the data to come back, and with
-//             both directions full the requests take room from the data. On two
-//             H200s the same two-shot made of remote loads reached 343 GB/s at
-//             2^28 floats, made of remote stores 364 (tests/gpu_runs/h200x2/).
+//             both directions full the requests take room from the data.
 //   ring      (not here) NCCL's choice across many GPUs or nodes: each GPU
 //             talks to one neighbour only, so it needs only one link's worth of
 //             bandwidth per GPU; over NVSwitch, where every pair has a full
@@ -85,10 +83,8 @@ constexpr unsigned kMaxBlocks = 1024;
 // needs no copy, rather than double the workspace of a large call.
 constexpr std::size_t kOneShotMaxFloats = std::size_t{1} << 20;
 // kAuto. With two GPUs both algorithms receive n floats per GPU, one-shot by
-// remote loads, two-shot by remote stores, and two-shot is the faster at every
-// size measured: on two H200s (tests/gpu_runs/h200x2/lab12-switch-c6dfdc5.json,
-// algbw) 34.2 against 31.6 GB/s at 2^16 floats, 225.7 against 207.9 at 2^20,
-// 364.5 against 335.9 at 2^28. Beyond two GPUs one-shot receives G/2 times
+// remote loads, two-shot by remote stores, and two-shot was the faster at every
+// size measured on two H200s. Beyond two GPUs one-shot receives G/2 times
 // two-shot's bytes ((G-1)·n against 2·(G-1)/G·n): only the smallest sizes,
 // where latency and not bytes sets the time, may go one-shot (not measured:
 // no machine here has more than two GPUs).
