@@ -64,17 +64,24 @@ def missing_tools() -> list[str]:
     return [f"{m} ({hint})" for m in missing]
 
 
+def split_title(text: str) -> tuple[str, str]:
+    """A deck's first line, "# Title", is its title; the rest is its body, where
+    "# Section" opens a section (Predict, then measure; Debrief) and "##" a slide."""
+    first, _, body = text.partition("\n")
+    return first.removeprefix("# ").strip(), body
+
+
 def pandoc_command(deck: Path, tex: Path) -> list[str]:
+    """pandoc reading the deck's body on stdin (build_one strips the title line)."""
     return [
         "pandoc",
-        str(deck),
+        "-",
         "--from",
         "markdown-implicit_figures",  # images without "Figure:" captions
         "--to",
         "beamer",
         "--standalone",
-        "--shift-heading-level-by=-1",  # "# Title" is the title, "##" a slide
-        "--slide-level=1",
+        "--slide-level=2",  # "#" a section, "##" a slide
         "--columns=200",  # tables at their natural widths
         "--highlight-style",
         "tango",
@@ -91,6 +98,8 @@ def pandoc_command(deck: Path, tex: Path) -> list[str]:
         "-V",
         "fonttheme=professionalfonts",
         "-M",
+        f"title={split_title(deck.read_text())[0]}",
+        "-M",
         f"subtitle={SUBTITLE}",
         "-o",
         str(tex),
@@ -102,7 +111,11 @@ def build_one(deck: Path, out_dir: Path) -> tuple[Path, str | None]:
     that OUT/NN_name.log stays for check_pdf to read."""
     tex, pdf = out_dir / f"{deck.stem}.tex", out_dir / f"{deck.stem}.pdf"
     proc = subprocess.run(
-        pandoc_command(deck, tex), capture_output=True, text=True, cwd=deck.parent
+        pandoc_command(deck, tex),
+        input=split_title(deck.read_text())[1],
+        capture_output=True,
+        text=True,
+        cwd=deck.parent,
     )
     if proc.returncode != 0 or not tex.exists():
         return pdf, (proc.stderr or proc.stdout)[-4000:]
