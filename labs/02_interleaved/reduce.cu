@@ -1,15 +1,14 @@
 // Lab 02: interleaved addressing. The handout is README.md in this folder.
 //
 // The first tree on the GPU. Each block loads 256 consecutive inputs into
-// shared memory; in the step with stride s = 1, 2, 4, ... every thread whose
-// index is a multiple of 2*s adds the element s places to its right. After
-// log2(256) = 8 steps, partial[0] holds the block's sum.
+// shared memory and adds them in log2(256) = 8 steps, as the handout's
+// picture shows.
 //
 // What it does wrong: the threads that work in a step are spread out (every
 // 2nd, then every 4th, ...), so each warp holds busy and idle threads side by
 // side and runs the `if` for all of them: divergence. Every warp stays
-// resident until the last step, and `tid % (2*s)` costs a modulo per step.
-// Lab 03 packs the busy threads together.
+// resident until the last step, and deciding who works costs a remainder per
+// step. Lab 03 packs the busy threads together.
 //
 // Only the fenced region is yours; the grader restores everything else.
 #include <cstddef>
@@ -26,12 +25,14 @@ constexpr unsigned kThreads = 256;  // a power of two: the tree halves it
 // block_sums[b].
 __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __restrict__ block_sums) {
   // ---- your code here (block_sum) ----
-  // TODO: load element i = blockIdx.x * blockDim.x + threadIdx.x (0 past the
-  // end: n need not be a multiple of the block) into a __shared__ array of
-  // kThreads ints. Then for s = 1, 2, 4, ... < kThreads: a thread whose
-  // index is a multiple of 2*s adds element tid + s onto element tid, with
-  // __syncthreads() after every step (outside the if). Thread 0 writes the
-  // block's sum to block_sums[blockIdx.x]. Index with std::size_t.
+  // TODO: leave in block_sums[blockIdx.x] the sum of this block's slice of the input, one
+  // input per thread, reduced in shared memory by the handout's 8 steps, whose busy threads
+  // are spread out: interleaved addressing. Traps the tests check: n is rarely a multiple of
+  // the block, so a thread past the end reads nothing and contributes 0; n goes above 2^32,
+  // so the input index is 64-bit; every thread, busy or idle, reaches every
+  // __syncthreads(). Bound the steps by kThreads, a compile-time constant.
+  // The handout (README.md) explains the idea; `python3 -m grader hint 02` helps one step
+  // at a time.
   LAB_TODO();
   // ---- end ----
 }

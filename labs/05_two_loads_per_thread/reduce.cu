@@ -2,8 +2,8 @@
 //
 // What lab 04 wastes: every thread loads one element, and half of the threads
 // idle from the first step of the tree on. Here a block of 256 threads covers
-// 512 inputs: thread t loads in[i] and in[i + blockDim.x] and adds them on the
-// way into shared memory. The first level of the tree costs no barrier and no
+// 512 inputs: each thread loads two of them, a block's width apart, and adds
+// them on the way into shared memory. The first level of the tree costs no barrier and no
 // idle threads, a block moves twice the bytes for the same tree, and half as
 // many blocks are launched.
 //
@@ -32,7 +32,8 @@ __global__ void block_sum(const int* __restrict__ in, std::size_t n, int* __rest
   // apart, not a block apart; the last slice is often partly filled, and each of the two loads
   // needs its own bound (nothing may be read past in[n-1]); n goes above 2^32, so the input
   // index is 64-bit; every thread reaches every __syncthreads().
-  // The handout (README.md) explains the idea; "Stuck? The steps" has them.
+  // The handout (README.md) explains the idea; `python3 -m grader hint 05` helps one step
+  // at a time.
   LAB_TODO();
   // ---- end ----
 }

@@ -1,15 +1,14 @@
 // Lab 02: interleaved addressing. The handout is README.md in this folder.
 //
 // The first tree on the GPU. Each block loads 256 consecutive inputs into
-// shared memory; in the step with stride s = 1, 2, 4, ... every thread whose
-// index is a multiple of 2*s adds the element s places to its right. After
-// log2(256) = 8 steps, partial[0] holds the block's sum.
+// shared memory and adds them in log2(256) = 8 steps, as the handout's
+// picture shows.
 //
 // What it does wrong: the threads that work in a step are spread out (every
 // 2nd, then every 4th, ...), so each warp holds busy and idle threads side by
 // side and runs the `if` for all of them: divergence. Every warp stays
-// resident until the last step, and `tid % (2*s)` costs a modulo per step.
-// Lab 03 packs the busy threads together.
+// resident until the last step, and deciding who works costs a remainder per
+// step. Lab 03 packs the busy threads together.
 //
 // Only the fenced region is yours; the grader restores everything else.
 #include <cstddef>

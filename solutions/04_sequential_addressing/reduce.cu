@@ -1,14 +1,15 @@
 // Lab 04: sequential addressing. The handout is README.md in this folder.
 //
-// What lab 03 got wrong: with index = 2*s*tid the active threads are
-// contiguous, but the threads of a warp touch partial[0], partial[2s],
-// partial[4s], ...: words that share a shared-memory bank, so each step's
-// accesses are serialised (2-way at s = 1, up to 8-way later).
+// What lab 03 got wrong: its active threads are contiguous, but the words a
+// warp touches in one step lie 2, 4, 8, ... words apart: words that share a
+// shared-memory bank, so each step's accesses are serialised (2-way at s = 1,
+// up to 8-way later).
 //
-// This kernel: the stride starts at blockDim.x / 2 and halves, and thread t
-// adds partial[t + s] to partial[t]. The active threads are contiguous (whole
-// warps retire together until fewer than 32 remain) and a warp reads 32
-// consecutive words, one per bank: no divergence, no conflicts.
+// This kernel: the stride starts at half the block and halves, and each step
+// folds the upper half of what is left onto the lower half. The active
+// threads are contiguous (whole warps retire together until fewer than 32
+// remain) and a warp reads 32 consecutive words, one per bank: no
+// divergence, no conflicts.
 //
 // What it still wastes: every thread loads one element, then half of them idle
 // from the first step on. Lab 05 makes the first addition during the load.

@@ -2,8 +2,8 @@
 //
 // What lab 04 wastes: every thread loads one element, and half of the threads
 // idle from the first step of the tree on. Here a block of 256 threads covers
-// 512 inputs: thread t loads in[i] and in[i + blockDim.x] and adds them on the
-// way into shared memory. The first level of the tree costs no barrier and no
+// 512 inputs: each thread loads two of them, a block's width apart, and adds
+// them on the way into shared memory. The first level of the tree costs no barrier and no
 // idle threads, a block moves twice the bytes for the same tree, and half as
 // many blocks are launched.
 //

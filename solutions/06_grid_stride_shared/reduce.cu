@@ -4,17 +4,17 @@
 // input needs hundreds of thousands of blocks, each paying a full tree with
 // a barrier per step, and several passes over the partial sums.
 //
-// Here the grid is sized to the GPU, not to the input: 8 blocks of 256 threads
-// on every multiprocessor, 2048 threads each, as many as it holds at once.
-// Each thread walks the input with a stride of the whole grid, adding into a
-// register, with four independent loads in flight per step so that the
-// memory system always has requests to serve. Only then do the block's threads
-// combine their sums in shared memory, once. Two launches: the grid over the
-// input, then one block over the grid's partial sums.
+// Here the grid is sized to the GPU, not to the input: as many threads as its
+// multiprocessors hold at once. Each thread walks the input with a stride of
+// the whole grid, adding into a register, with four independent loads in
+// flight per step so that the memory system always has requests to serve.
+// Only then do the block's threads combine their sums in shared memory, once.
+// Two launches: the grid over the input, then one block over the grid's
+// partial sums.
 //
-// A common first version launches a fixed 32 blocks: 86 GB/s on an H200, where 132 SMs
-// could hold 1056. What remains: the second launch, and the cost of two
-// passes on small inputs. Lab 07 folds the second pass into atomics.
+// A common first version launches a fixed 32 blocks, far fewer threads than the
+// GPU holds, and is far slower. What remains: the second launch, and the cost
+// of two passes on small inputs. Lab 07 folds the second pass into atomics.
 //
 // Only the fenced regions are yours; the grader restores everything else.
 #include <algorithm>
