@@ -117,6 +117,8 @@ def test_a_version_1_run_reads_with_the_floor_as_the_larger_of_its_parts():
             assert run.floor_below_all is None  # the run did not check
             assert run.floor_holds, f"{name}: a call below the re-derived floor"
     assert E.from_data(E.to_data(ev), E.GpuCheck) == ev
+    benches = {n: b for e in ev.labs.values() for n, b in e.bench.items()}
+    assert "older than the check" in gpucheck_bench.floor_lines(benches)[0]
 
 
 def test_the_summed_floor_of_the_old_runs_was_beaten_and_the_larger_is_not():
