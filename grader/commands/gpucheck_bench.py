@@ -174,6 +174,7 @@ def bench_part(
             for name, v in entry.vs_cub.items()
             if benches[name].contract == "sum"
         )
+    print(floor_table({n: b for e in labs.values() for n, b in e.bench.items()}), flush=True)
     # CUB runs beside every lab in its bench; its H200 anchors are checked on
     # the first bench of the same contract (int sum or float max).
     peers = {}
