@@ -55,9 +55,9 @@ BenchResult bench_calls(const TimeCalls& time_calls, std::size_t bytes_per_call,
 
 // Calls compared with one another, timed alike: each is warmed up, then all
 // share one batch length (the slowest call's: its batch lasts about
-// min_batch_ms, the others' less), and `rounds` rounds time every call's batches in turn, so
-// that a drift of the clocks or of the host's speed over the run reaches every
-// call alike. Each result, in the order of `calls`: its best round's median,
+// min_batch_ms, the others' less), and `rounds` rounds time every call's
+// batches in turn, so that a drift of the clocks or of the host's speed over
+// the run reaches every call alike. Each result, in the order of `calls`: its best round's median,
 // and its fastest and slowest batch over every round. A call's per-call time
 // includes what a batch adds (the events, the first launch's latency), shared
 // out over the same number of calls for every call.
