@@ -1,12 +1,15 @@
 // The one benchmark routine: warm up, pick a batch of calls long enough for
 // the clock, take the median of repeated batches. GPU and CPU labs differ only
-// in the clock they pass in (bench_device.hpp uses CUDA events).
+// in the clock they pass in (bench_device.hpp uses CUDA events). Several calls
+// compared with one another go through bench_in_turn: the same routine, one
+// batch length for all, rounds taken in turn.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace lab {
 
@@ -14,6 +17,7 @@ struct BenchConfig {
   int samples = 9;            // median of this many batches
   double min_batch_ms = 5.0;  // a batch repeats calls until it lasts about this long
   int max_calls_per_batch = 1 << 14;
+  int calls_per_batch = 0;  // above 0: this many calls a batch, whatever one call costs
 };
 
 struct BenchResult {
@@ -21,8 +25,8 @@ struct BenchResult {
   int samples = 0;
   int calls_per_batch = 0;
   double median_ms = 0.0;  // per call
-  double min_ms = 0.0;
-  double max_ms = 0.0;
+  double min_ms = 0.0;     // per call, in the fastest batch
+  double max_ms = 0.0;     // per call, in the slowest batch
   double gbps() const { return median_ms > 0 ? bytes_per_call / (median_ms * 1e6) : 0.0; }
 };
 
@@ -48,6 +52,18 @@ using TimeCalls = std::function<double(long first, int count)>;
 
 BenchResult bench_calls(const TimeCalls& time_calls, std::size_t bytes_per_call,
                         const BenchConfig& config = {});
+
+// Calls compared with one another, timed alike: each is warmed up, then all
+// share one batch length (the slowest call's: its batch lasts about
+// min_batch_ms, the others' less), and `rounds` rounds time every call's
+// batches in turn, so that a drift of the clocks or of the host's speed over
+// the run reaches every call alike. Each result, in the order of `calls`: its best round's median,
+// and its fastest and slowest batch over every round. A call's per-call time
+// includes what a batch adds (the events, the first launch's latency), shared
+// out over the same number of calls for every call.
+std::vector<BenchResult> bench_in_turn(const std::vector<TimeCalls>& calls,
+                                       std::size_t bytes_per_call, int rounds,
+                                       const BenchConfig& config = {});
 
 // CPU work timed with std::chrono::steady_clock.
 BenchResult bench_host(const std::function<void(long call)>& call, std::size_t bytes_per_call,

@@ -1,11 +1,13 @@
 // GPU side of the benchmark routine: CUDA-event clock, input sizing so that no
-// timed call reads from L2, and the copy ceiling measured in the same process.
+// timed call reads from L2, the floor of a call timed beside the calls it
+// bounds, and the copy ceiling measured in the same process.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "bench.hpp"
 #include "device_info.hpp"
@@ -25,13 +27,31 @@ std::size_t bandwidth_test_elements(const DeviceInfo& info, std::size_t element_
 // copies): every timed call then reads from device memory, not from L2.
 std::size_t rotation_count(std::size_t input_bytes, const DeviceInfo& info);
 
-// The launch floor: milliseconds per call of an empty kernel, timed as
-// bench_device times every call (back to back on `stream`, events around each
-// batch). No reduction can cost less per call than this plus its bytes at the
-// GPU's theoretical bandwidth: on an H200 it measured 3.5 to 4.7 us (the host's
-// launch rate sets it; tests/gpu_runs/h200/bench-fac4fd8.json, floor_us), the
-// whole cost of a call below about 2^20 elements.
-double launch_floor_ms(cudaStream_t stream, const BenchConfig& config = {});
+// The floor of a call, and the calls it bounds, timed by one routine
+// (bench_in_turn: the same events, batches of the same length, rounds in turn).
+// The floor is the larger of two costs no call can go below:
+// - the launch: an empty kernel, launched as the calls are (one launch, its
+//   error checked, back to back on `stream`), given the call's input pointer
+//   (rotated as the calls rotate theirs) and reading nothing; its fastest
+//   batch over every round. A call launches at least one kernel.
+// - the bytes: the input read once at the GPU's theoretical bandwidth.
+// The larger, not the sum: in a batch the host launches call k+1 while the GPU
+// still reads call k's input, so a call's time is at least each of the two
+// but not their sum (a launch-bound call hides its bytes under the next launch).
+struct FloorBench {
+  std::vector<BenchResult> calls;  // in the order given: each one's best round
+  BenchResult launch;              // the empty kernel, timed alike
+  double bytes_ms = 0.0;           // the input at the GPU's theoretical bandwidth
+  double launch_ms() const { return launch.min_ms; }
+  double floor_ms() const { return launch.min_ms > bytes_ms ? launch.min_ms : bytes_ms; }
+};
+
+// `input(k)`: the input pointer call k reads (so the empty kernel takes the
+// same argument); `calls[i](k)` queues call k of contender i on `stream`.
+FloorBench bench_with_floor(const std::vector<std::function<void(long call)>>& calls,
+                            const std::function<const void*(long call)>& input,
+                            std::size_t bytes_per_call, double theoretical_gbps,
+                            cudaStream_t stream, int rounds, const BenchConfig& config = {});
 
 // Device-to-device cudaMemcpyAsync of `bytes`, as GB/s of bytes read plus bytes
 // written: what this GPU's memory system delivers, the ceiling thresholds are

@@ -153,6 +153,35 @@ def test_tables_follow_another_gpus_run(tmp_path):
     assert "has no run of" in (decks_dir / f"{dropped}.md").read_text()
 
 
+def test_a_floor_a_call_beats_is_shown_beaten(tmp_path):
+    """Deck 00's floor slide computes its claim from the run: a call below its floor
+    is named there, and the lab's table shows its time / floor below 1."""
+    data = json.loads(mf.DEFAULT_JSON.read_text())
+    bench = data["labs"]["09_shuffle_vector_loads"]["bench"]["bench-09_shuffle_vector_loads-sum"]
+    s = next(x for x in bench["sizes"] if x["log2n"] == 20)
+    s["median_ms"] = 0.9 * s["launch_us"] / 1e3  # 10% below the launch, the floor there
+    s["gbps"] = 4 * s["n"] / (s["median_ms"] * 1e6)
+    run = tmp_path / "gpucheck.json"
+    run.write_text(json.dumps(data))
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    for stem in DECKS:
+        shutil.copy(deck(stem), decks_dir)
+    r = run_make_figures(str(run), "--decks-dir", str(decks_dir), "--tables-only")
+    assert r.returncode == 0, r.stderr
+    intro = (decks_dir / f"{mf.INTRO}.md").read_text()
+    assert (
+        "The floor is beaten" in intro and "09_shuffle_vector_loads-sum at $2^{20}$ (lab)" in intro
+    )
+    assert "| $2^{20}$ |" in (decks_dir / "09_shuffle_vector_loads.md").read_text()
+    row = next(
+        line
+        for line in (decks_dir / "09_shuffle_vector_loads.md").read_text().splitlines()
+        if line.startswith("| $2^{20}$ |")
+    )
+    assert row.endswith("| 0.90 |"), row
+
+
 def test_tables_read_the_same_from_the_schema_as_from_the_old_layout(tmp_path):
     """The committed run predates the schema; written again as schema version 1 (what
     gpucheck writes now), every deck's tables come out the same."""

@@ -1,5 +1,6 @@
 """`bench`: every GPU lab's reference solution beside CUB DeviceReduce, over
-sizes 2^16 to 2^30 (as memory allows), to JSON and plots (PNG and SVG)."""
+sizes 2^16 to 2^30 (as memory allows), to JSON and plots (PNG and SVG), and a
+table of each one's time over its floor, which says where a call beats it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..infra.evidence import BenchFile, BenchRun
 from ..infra import toolchain as tools
 from .gpucheck import machine
 from .gpucheck_bench import bench as run_bench
-from .gpucheck_bench import bench_binaries
+from .gpucheck_bench import bench_binaries, floor_table
 
 
 def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRun]:
@@ -65,8 +66,8 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
                 label=f"CUB {contract}",
             )
             cub_drawn.add(contract)
-    # The launch floor as GB/s (one empty kernel plus the bytes at peak, measured
-    # beside each size): no call can read faster; small sizes live near it.
+    # The floor as GB/s (the larger of an empty kernel's launch and the bytes at
+    # peak, measured beside each size): no call can read faster.
     floor_run = next((r for r in results.values() if any(s.floor_us for s in r.sizes)), None)
     if floor_run:
         rows = [s for s in floor_run.sizes if s.floor_us]
@@ -76,7 +77,7 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
             ":",
             color="tab:red",
             lw=1.2,
-            label="launch floor as GB/s",
+            label="floor as GB/s",
         )
     ceiling = next((r.ceiling_gbps for r in results.values() if r.ceiling_gbps), None)
     if ceiling:
@@ -129,6 +130,7 @@ def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
     results = collect(build_dir, out_dir, progress)
     evidence.dump(BenchFile(results, machine=machine()), out_dir / "bench.json")
     plots = plot(results, out_dir)
+    print(floor_table(results))
     print(
         f"[bench] {out_dir / 'bench.json'}"
         + ("" if plots else " (matplotlib not installed: no plots)")

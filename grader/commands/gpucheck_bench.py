@@ -58,7 +58,55 @@ def bench(binary: Path, out_dir: Path) -> BenchRun:
         # The run's other figures are worth more than this one: kept, with why.
         run, output = BenchRun(sizes=[]), f"{output}\n[gpucheck] report not read: {e}"
     run.exit_code, run.timed_out, run.output = code, timed_out, output
+    run.floor_below_all = run.floor_check()
     return run
+
+
+def _over_floor(s: BenchSize, ms: float | None) -> str:
+    return f"{ms * 1e3 / s.floor_us:.2f}" if ms and s.ok and s.floor_us else "-"
+
+
+def floor_table(benches: dict[str, BenchRun]) -> str:
+    """Each bench's time over its floor by size, lab and CUB, and the check: a
+    floor is a lower bound only if no timed call beats it (below 1.00)."""
+    sizes = sorted({s.log2n for b in benches.values() for s in b.sizes if s.floor_us})
+    if not sizes:
+        return "no bench recorded a floor"
+    lines = [
+        "time over the floor (the least a call can cost: below 1.00 the floor is beaten)",
+        f"{'bench':34} {'':3} " + " ".join(f"{'2^' + str(k):>6}" for k in sizes),
+    ]
+    for name, b in benches.items():
+        for who in ("lab", "cub"):
+            cells = []
+            for k in sizes:
+                s = b.at(k)
+                ms = None if s is None else s.median_ms if who == "lab" else s.cub_median_ms
+                cells.append("-" if s is None else _over_floor(s, ms))
+            label = name.removeprefix("bench-") if who == "lab" else ""
+            lines.append(f"{label:34} {who:3} " + " ".join(f"{c:>6}" for c in cells))
+    return "\n".join(lines + floor_lines(benches))
+
+
+def floor_lines(benches: dict[str, BenchRun]) -> list[str]:
+    """The floor check in words: one line where the floor holds for every bench,
+    else one line per bench where a call beats it, with the sizes and calls."""
+    beaten = []
+    for name, b in benches.items():
+        where = {k: v for k, v in (b.floor_check() or {}).items() if v}
+        if where:
+            at = ", ".join(f"2^{k} ({' and '.join(v)})" for k, v in sorted(where.items()))
+            beaten.append(f"{name}: FLOOR BEATEN at {at}: it is not a lower bound there")
+    if beaten:
+        return beaten
+    floored = [b for b in benches.values() if b.floor_check()]
+    if not floored:
+        return []
+    old = any(b.floor_below_all is None for b in floored)
+    return [
+        "floor: at or below every timed call of every bench at every size"
+        + (" (a run older than the check: its floor re-read from its figures)" if old else "")
+    ]
 
 
 def studies(build_dir: Path, out_dir: Path) -> dict[str, Study]:
@@ -126,6 +174,7 @@ def bench_part(
             for name, v in entry.vs_cub.items()
             if benches[name].contract == "sum"
         )
+    print(floor_table({n: b for e in labs.values() for n, b in e.bench.items()}), flush=True)
     # CUB runs beside every lab in its bench; its H200 anchors are checked on
     # the first bench of the same contract (int sum or float max).
     peers = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import labmeta
 from ..infra.evidence import GpuCheck
+from .gpucheck_bench import floor_lines
 from .gpucheck_scripts import PART_FIELDS, SCRIPT_PARTS
 
 
@@ -60,6 +61,7 @@ def summary_table(ev: GpuCheck) -> str:
                         else " (float max: reported, not required)"
                     )
                 )
+    lines += floor_lines({n: b for e in labs.values() for n, b in e.bench.items()})
     for name, st in (ev.studies or {}).items():
         lines.append(
             f"{name}: exit {st.exit_code}; " + (st.output.strip().splitlines() or [""])[-1]

@@ -3,6 +3,7 @@
 view.py            the evidence (grader.infra.evidence) and the course file, as the decks show them
 tables.py          the results blocks between a deck's markers, and the splice
 float_sum.py       lab 11's tables: four methods, accuracy, the sort-first study
+floor.py           each reference's time over the floor of a call, and whether the floor held
 canvas.py          what every figure shares (matplotlib, saving, cells)
 measured.py        the plots of measured numbers
 index_math.py      the kernels' index arithmetic the diagrams are drawn from

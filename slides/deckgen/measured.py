@@ -68,7 +68,7 @@ class MeasuredPlots(Canvas):
                 ":",
                 color="tab:red",
                 lw=1.2,
-                label="the floor as GB/s: one empty launch + the bytes at peak speed",
+                label="the floor as GB/s: the larger of an empty launch and the bytes at peak speed",
             )
         if b.ceiling_gbps:
             ax.axhline(b.ceiling_gbps, color="tab:green", ls=":", lw=1.5)

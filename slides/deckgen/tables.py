@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from . import float_sum
+from .floor import floor_slide, over_floor
 from .multi_gpu import lab12_block
 from .view import (
     CONTRACT_WORDS,
@@ -34,6 +35,7 @@ def bench_table(ev: Evidence, lab: Lab, bench: Bench) -> list[str]:
     head = ["elements", f"{me} GB/s", "CUB GB/s", f"{me} / CUB"]
     if prev:
         head.append(f"{me} / {lab_name(prev[0].id)}")
+    head.append("time / floor")
     rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for s in bench.sizes:
         cells = [
@@ -45,6 +47,7 @@ def bench_table(ev: Evidence, lab: Lab, bench: Bench) -> list[str]:
         if prev:
             p = prev[1].at(s.log2n)
             cells.append(ratio(s.gbps, p.gbps if p else None))
+        cells.append(over_floor(s))
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -222,7 +225,8 @@ def lab_block(ev: Evidence, lab: Lab) -> str:
             f"## Measured{extra}: GB/s by input size",
             "",
             f"Reference solution{who} on the {provenance(ev)} GB/s of input read; {cub} "
-            f"measured {where}.",
+            f"measured {where}; time / floor: the lab's time over the least a call can cost "
+            "(deck 00).",
             "",
             *bench_table(ev, lab, b),
             "",
@@ -351,6 +355,7 @@ def intro_block(ev: Evidence) -> str:
             "",
             *steps_table(ev),
             "",
+            *floor_slide(ev),
             "## Measured: bandwidth against input size",
             "",
             "![Every GPU lab and CUB, GB/s against input size](figures/overview_bw.png)",

@@ -1,10 +1,11 @@
 // Bandwidth of one implementation of a contract over a range of sizes, and of
 // CUB's DeviceReduce on the same inputs in the same process, for the grader's
-// bench and gpucheck. Beside each size, its floor: an empty kernel timed the
-// same way (lab::launch_floor_ms) plus the input's bytes at the GPU's
-// theoretical bandwidth; time / floor says how far a call is from the least
-// any call could cost (1.0 is the limit, and small sizes live near it). The
-// lab, CUB and the floor are timed in rounds taken in turn (bench_size).
+// bench and gpucheck. Beside each size, its floor (lab::bench_with_floor): the
+// larger of an empty kernel's launch, timed with the lab and CUB in the same
+// batches and rounds, and the input's bytes at the GPU's theoretical
+// bandwidth; time / floor says how far a call is from the least any call
+// could cost. The floor is a lower bound: a row where a call beats it says so
+// (`BELOW THE FLOOR`), and the grader records it (floor_below_all).
 // Only the instructor's reference solutions are built into it (no student
 // code), so it calls them in-process, timed with CUDA events: the bandwidth
 // test's routine (warm-up, median of batches, inputs rotated so no call reads
@@ -46,8 +47,16 @@ struct Row {
   std::size_t n = 0;
   std::string status = "ok";                                 // ok | wrong | no_memory
   double gbps = 0, median_ms = 0, cub_gbps = 0, cub_ms = 0;  // the best round's medians
-  double launch_ms = 0, floor_ms = 0;  // an empty kernel; it plus the bytes at theoretical speed
+  double launch_ms = 0, bytes_ms = 0;  // an empty kernel; the bytes at theoretical speed
+  double floor_ms = 0;                 // the larger of the two
   std::string detail;
+
+  std::string below_floor() const {  // the calls faster than the floor: none, if it is one
+    std::string who;
+    if (median_ms < floor_ms) who += " lab";
+    if (cub_ms < floor_ms) who += " cub";
+    return who;
+  }
 };
 
 using Traits = lab::test::BENCH_TRAITS;
@@ -100,22 +109,24 @@ Row bench_size(int log2n, const lab::DeviceInfo& info, cudaStream_t stream) {
     Traits::run_cub(inputs.get() + static_cast<std::size_t>(k) % copies * n, n, out.get(),
                     cub_temp.get(), cub_bytes, stream);
   };
-  // The lab, CUB and the launch floor, each timed in kRounds rounds taken in
-  // turn, and each one's least median kept. Near the memory's limit the lab
-  // and CUB differ by 1-2%, and the GPU's and host's speed drift by as much
-  // over a run: taken in turn, both sides see the same drift. A single launch
-  // timing moves by 10% or more (the host's launch rate sets it), and a floor
-  // must not be above what a call can reach.
+  // The lab, CUB and the floor, timed alike in kRounds rounds taken in turn.
+  // Near the memory's limit the lab and CUB differ by 1-2%, and the GPU's and
+  // host's speed drift by as much over a run: taken in turn, all see the same
+  // drift.
   const std::size_t bytes = n * sizeof(T);
-  row.median_ms = row.cub_ms = row.launch_ms = 1e30;
-  for (int round = 0; round < kRounds; ++round) {
-    row.launch_ms = std::min(row.launch_ms, lab::launch_floor_ms(stream));
-    row.median_ms = std::min(row.median_ms, lab::bench_device(call, bytes, stream).median_ms);
-    row.cub_ms = std::min(row.cub_ms, lab::bench_device(cub_call, bytes, stream).median_ms);
-  }
+  const lab::FloorBench timed = lab::bench_with_floor(
+      {call, cub_call},
+      [&](long k) -> const void* {
+        return inputs.get() + static_cast<std::size_t>(k) % copies * n;
+      },
+      bytes, info.theoretical_gbps(), stream, kRounds);
+  row.median_ms = timed.calls[0].median_ms;
+  row.cub_ms = timed.calls[1].median_ms;
   row.gbps = bytes / (row.median_ms * 1e6);
   row.cub_gbps = bytes / (row.cub_ms * 1e6);
-  row.floor_ms = row.launch_ms + bytes / (info.theoretical_gbps() * 1e6);
+  row.launch_ms = timed.launch_ms();
+  row.bytes_ms = timed.bytes_ms;
+  row.floor_ms = timed.floor_ms();
   return row;
 }
 
@@ -228,6 +239,7 @@ int main(int argc, char** argv) {
                        ",\"theoretical_gbps\":" + std::to_string(info.theoretical_gbps()) +
                        ",\"sizes\":[";
     std::printf("%s on %s (copy ceiling %.0f GB/s)\n", BENCH_NAME, info.name.c_str(), ceiling);
+    std::string beaten;  // sizes where a timed call beat the floor, and which
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       json += std::string(i ? "," : "") + "{\"log2n\":" + std::to_string(r.log2n) +
@@ -237,15 +249,21 @@ int main(int argc, char** argv) {
               ",\"cub_gbps\":" + std::to_string(r.cub_gbps) +
               ",\"cub_median_ms\":" + std::to_string(r.cub_ms) +
               ",\"launch_us\":" + std::to_string(r.launch_ms * 1e3) +
+              ",\"bytes_us\":" + std::to_string(r.bytes_ms * 1e3) +
               ",\"floor_us\":" + std::to_string(r.floor_ms * 1e3) +
               ",\"detail\":" + lab::json_string(r.detail) + "}";
       const double over = r.floor_ms > 0 ? r.median_ms / r.floor_ms : 0;
       const double cub_over = r.floor_ms > 0 ? r.cub_ms / r.floor_ms : 0;
+      const std::string below = r.status == "ok" ? r.below_floor() : "";
+      beaten += below.empty() ? "" : " 2^" + std::to_string(r.log2n) + ":" + below;
       std::printf("  2^%-2d %10zu  %-9s %8.1f GB/s %5.2fx floor   CUB %8.1f GB/s %5.2fx floor"
-                  "   (floor %.2f us)  %s\n",
+                  "   (floor %.2f us)  %s%s\n",
                   r.log2n, r.n, r.status.c_str(), r.gbps, over, r.cub_gbps, cub_over,
-                  r.floor_ms * 1e3, r.detail.c_str());
+                  r.floor_ms * 1e3, below.empty() ? "" : ("BELOW THE FLOOR:" + below + " ").c_str(),
+                  r.detail.c_str());
     }
+    if (beaten.empty()) std::printf("  the floor is at or below every timed call at every size\n");
+    else std::printf("  THE FLOOR IS NOT A FLOOR: beaten at%s\n", beaten.c_str());
     json += "]}\n";
     if (json_path && !lab::write_report(json_path, json)) return 1;
     for (const Row& r : rows)

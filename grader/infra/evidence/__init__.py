@@ -1,9 +1,10 @@
 """The evidence of GPU runs, one schema for every writer and reader.
 
 gpucheck, bench and calibrate write through `dump`; the slides and `gpucheck
---merge` read through `load`. A file without `schema_version` is a layout from
-before the schema and is read through the one adapter, `legacy.upgrade`; a
-version newer than this grader's is refused, never guessed at.
+--merge` read through `load`. A file of an earlier version (or without
+`schema_version`: a layout from before the schema) is read through the one
+adapter, `legacy.upgrade`; a version newer than this grader's is refused, never
+guessed at.
 """
 
 from __future__ import annotations
@@ -95,14 +96,14 @@ def from_data(data: Any, expect: type[R], where: str = "evidence") -> R:
     version = data.get("schema_version", 0)
     if isinstance(version, bool) or not isinstance(version, int):
         raise EvidenceError(f"{where}: schema_version {version!r} is not a whole number")
-    if version == 0:
-        data = upgrade(data, where)
-    elif not 1 <= version <= SCHEMA_VERSION:
+    if not 0 <= version <= SCHEMA_VERSION:
         raise EvidenceError(
             f"{where}: schema_version {version} is unknown: this grader reads 1 to "
             f"{SCHEMA_VERSION} (and files without the field, from before the schema); "
             "a newer file needs a newer checkout"
         )
+    if version < SCHEMA_VERSION:
+        data = upgrade(data, where)
     kind = data.get("kind")
     want = getattr(expect, "KIND", None)
     if kind not in KINDS:

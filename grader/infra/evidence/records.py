@@ -1,4 +1,4 @@
-"""What a GPU run records, as typed data (schema version 1).
+"""What a GPU run records, as typed data (schema version 2).
 
 Four files come from a GPU machine: `gpucheck.json` (GpuCheck), `bench.json`
 (BenchFile), `profile.json` (ProfileFile) and `calibration.json`
@@ -21,7 +21,9 @@ from typing import Any, ClassVar
 from ...results import BinaryRun
 from ...results import LabResult
 
-SCHEMA_VERSION = 1
+# 2: a bench's floor_us is the larger of the launch and the bytes (1 summed
+# them, which a launch-bound call beats), with bytes_us and floor_below_all.
+SCHEMA_VERSION = 2
 ANCHOR_SHARE = 0.90  # a reference must reach this share of its H200 anchor ...
 ANCHOR_SIZES = (26, 28)  # ... at these log2 sizes (DESIGN.md, anchors/h200.md)
 
@@ -86,8 +88,12 @@ class BenchSize:
     # CUB DeviceReduce on the same input, same process, in turn with the lab.
     cub_gbps: float | None = opt()
     cub_median_ms: float | None = opt()
+    # The floor of a call (common/bench_device.hpp, bench_with_floor): the larger
+    # of an empty kernel's launch, timed with the lab and CUB in the same batches
+    # and rounds, and the input's bytes at the theoretical bandwidth. The larger,
+    # not the sum: a batch overlaps call k's reading with call k+1's launch.
     launch_us: float | None = opt()
-    # One empty launch plus the bytes at theoretical speed: no call is faster.
+    bytes_us: float | None = opt()
     floor_us: float | None = opt()
     detail: str = ""
 
@@ -97,8 +103,17 @@ class BenchSize:
 
     @property
     def floor_gbps(self) -> float | None:
-        """The launch floor as GB/s of 4-byte elements read."""
+        """The floor as GB/s of 4-byte elements read."""
         return 4 * self.n / (self.floor_us * 1e3) if self.floor_us else None
+
+    def below_floor(self) -> list[str]:
+        """The timed calls (lab, cub) faster than the floor: none where the floor is
+        one. A floor a call beats is no lower bound, and every "x the floor" figure
+        read against it overstates how close the call is to the least it can cost."""
+        if not self.ok or not self.floor_us:
+            return []
+        timed = (("lab", self.median_ms), ("cub", self.cub_median_ms))
+        return [who for who, ms in timed if ms is not None and ms * 1e3 < self.floor_us]
 
 
 @dataclass
@@ -118,9 +133,23 @@ class BenchRun:
     # False: CUB's figures come from the run's CUB peer bench, not this process
     # (runs before CUB was timed beside each lab).
     cub_same_process: bool = opt(True)
+    # log2n -> the calls that beat the floor there, for every size with a floor:
+    # all lists empty where the floor holds. None: the run did not check.
+    floor_below_all: dict[int, list[str]] | None = opt()
 
     def at(self, log2n: int) -> BenchSize | None:
         return next((s for s in self.sizes if s.log2n == log2n), None)
+
+    def floor_check(self) -> dict[int, list[str]] | None:
+        """floor_below_all from the figures (None where no size has a floor)."""
+        floored = [s for s in self.sizes if s.ok and s.floor_us]
+        return {s.log2n: s.below_floor() for s in floored} if floored else None
+
+    @property
+    def floor_holds(self) -> bool | None:
+        """Every timed call at or above the floor at every size (None: no floor)."""
+        check = self.floor_check()
+        return None if check is None else not any(check.values())
 
 
 @dataclass
