@@ -10,7 +10,8 @@
 #   call 2, 3 ... (each within 30 s of the last, each naming carry .carry):
 #           bash tests/submissions/detached.sh wait /tmp/ch 590 "$OUT"
 #
-# Parts (P, in this order; default labs,attacks,class1,class2):
+# Parts (P, run in the order below whatever order P names them; default
+# labs,attacks,class1,class2):
 #   study    what a run's start costs that is its runner's alone
 #            (gpu_spread_study.py --passes 1,4, the start-only test, K = 1, 16,
 #            32 runs at once): one checker and one runner a run, against one
@@ -38,6 +39,8 @@
 #            at least 1.10 times NCCL from 2^16 to 2^28 (about 150 s)
 #   bench    gpucheck --parts bench on the first GPU: every reference beside
 #            CUB and its launch floor (about 200 s with its build)
+#   predict  lab 04 solved, with a prediction in its ANSWERS.md: `grade 04`
+#            prints the prediction beside the measurement (give it last)
 #   class1d, class2d  the class an instructor's first day grades: STUDENTS
 #            (default 32) of class.toml's copies with all 11 labs, batch's
 #            default options (the batch picks its workers; --timeout 600), run
@@ -69,16 +72,11 @@ if has study; then
 fi
 if has labs; then
   t=$SECONDS
-  python3 -m grader gpucheck --out "$R/labs" --arch sm_90 --parts labs,suites > "$R/labs-log.txt" 2>&1
-  echo "labs,suites rc $? in $((SECONDS - t)) s"
-  tail -25 "$R/labs-log.txt"
-fi
-if has attacks; then
-  t=$SECONDS
-  python3 -m grader gpucheck --out "$R/att" --arch sm_90 --parts attacks --attack-labs 07,09 \
-    > "$R/att-log.txt" 2>&1
-  echo "attacks rc $? in $((SECONDS - t)) s"
-  tail -8 "$R/att-log.txt"
+  parts=labs,suites
+  has bench && [[ $(nvidia-smi -L | wc -l) == 1 ]] && parts=labs,suites,bench  # one build for both
+  python3 -m grader gpucheck --out "$R/labs" --arch sm_90 --parts $parts > "$R/labs-log.txt" 2>&1
+  echo "$parts rc $? in $((SECONDS - t)) s"
+  tail -40 "$R/labs-log.txt"
 fi
 if has lab12; then
   t=$SECONDS
@@ -86,7 +84,7 @@ if has lab12; then
   echo "lab12 rc $? in $((SECONDS - t)) s"
   python3 tests/gpu_runs/lab12_goals.py "$R"/lab12/lab12-bench-*.json | tee "$R/lab12-goals.txt"
 fi
-if has bench; then
+if has bench && [[ ${parts:-} != *bench* ]]; then
   t=$SECONDS
   CUDA_VISIBLE_DEVICES=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1) \
     python3 -m grader gpucheck --out "$R/bench" --arch sm_90 --parts bench > "$R/bench-log.txt" 2>&1
@@ -97,13 +95,36 @@ for part in class1d class2d; do
   has "$part" || continue
   t=$SECONDS
   one=''
-  [[ $part == class1* ]] && one=1
+  # One GPU and half the cores only where the machine has more (on a machine of
+  # one GPU, class1d is the whole machine).
+  [[ $part == class1* ]] && (($(nvidia-smi -L | wc -l) > 1)) && one=1
   env OUT="$R/$part" PARTS=new LABS=course COPIES=4 STUDENTS="${STUDENTS:-32}" JOBS=auto \
     TIMEOUT=600 THROUGHPUT_S="${CLASS_S:-900}" ${one:+ONE_GPU=1} \
     bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
   echo "$part rc $? in $((SECONDS - t)) s"
   tail -6 "$R/$part-console.txt"
 done
+if has predict; then
+  # A student's prediction beside the measurement: lab 04 as a student who
+  # solved it and predicted half the copy grades it. It edits labs/ in this
+  # copy of the tree, so it goes last.
+  kept=$(mktemp -d)
+  cp -a labs/04_sequential_addressing "$kept/"
+  cp solutions/04_sequential_addressing/reduce.cu labs/04_sequential_addressing/reduce.cu
+  sed -i 's/^Prediction (fraction_of_copy): *$/Prediction (fraction_of_copy): 0.5/' \
+    labs/04_sequential_addressing/ANSWERS.md
+  python3 -m grader grade 04 --json "$R/predict-grade.json" > "$R/predict-grade.txt" 2>&1
+  echo "predict rc $?"
+  tail -12 "$R/predict-grade.txt"
+  rm -rf labs/04_sequential_addressing && cp -a "$kept/04_sequential_addressing" labs/
+fi
+if has attacks; then
+  t=$SECONDS
+  python3 -m grader gpucheck --out "$R/att" --arch sm_90 --parts attacks --attack-labs 07,09 \
+    > "$R/att-log.txt" 2>&1
+  echo "attacks rc $? in $((SECONDS - t)) s"
+  tail -8 "$R/att-log.txt"
+fi
 for part in class1 class2 class1off class2off class1kt class2kt; do
   has "$part" || continue
   t=$SECONDS
