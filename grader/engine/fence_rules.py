@@ -1,7 +1,8 @@
 """What makes a fence body safe to paste into the instructor's file (validate):
 balanced brackets that close nothing opened before the fence, no preprocessor
 directive but '#pragma unroll', no asm that leaves the function, no attribute
-that places code where the loader runs it, nothing left open. Each rule is
+that places code where the loader runs it, nothing left open, no warp
+intrinsic whose constant mask leaves lanes out (fence_masks). Each rule is
 checked under every dialect the compilers might read the body in."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import itertools
 import re
 
 from .fence_lexer import Dialect, Lines, Problem, Token, dialects, lex, splice
+from .fence_masks import mask_problems
 
 # validate: is a fence body a block?
 #
@@ -95,7 +97,8 @@ def validate(body: str, first_line: int = 1) -> list[str]:
     opened before the fence; it holds no preprocessor directive but
     '#pragma unroll [N]', no _Pragma, no asm that switches sections, includes
     files or defines global symbols, no attribute that places code or data
-    where the loader runs it, and no comment or literal left open."""
+    where the loader runs it, no comment or literal left open, and no warp
+    intrinsic whose constant mask leaves lanes out (fence_masks)."""
     lines = Lines(body, first_line)
     found = [(lines.at(at), what) for at, what in _text_problems(body)]
     for dialect in dialects(body):
@@ -131,7 +134,7 @@ def _dialect_problems(body: str, dialect: Dialect, lines: Lines) -> list[Problem
             )
         )
     problems += _bracket_problems(tokens, lines)
-    for check in (_directive_problems, _asm_problems, _attribute_problems):
+    for check in (_directive_problems, _asm_problems, _attribute_problems, mask_problems):
         problems += check(tokens)
     return problems
 

@@ -46,6 +46,13 @@ CASE_HINTS = {
     "exits)",
 }
 
+# A warp intrinsic called with a constant mask of fewer than 32 lanes (fence_masks.py).
+PARTIAL_MASK = (
+    "the mask must name every lane that executes the call; with fewer lanes the result is "
+    "undefined even when it works on your GPU (when the whole warp calls it, the mask is "
+    "0xffffffff)"
+)
+
 INT32_LIMIT = 2**31
 
 

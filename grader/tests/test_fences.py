@@ -71,6 +71,14 @@ HONEST = [
     "  const int big = 1'000'000; auto x = static_cast<::std::size_t>(big);\n",
     "  kernel<<<blocks, threads>>>(in, n); int a<:2:> = <%1, 2%>;\n",
     "",
+    # a warp intrinsic's mask: all 32 lanes, however written, or one computed at run time
+    "  v += __shfl_down_sync(0xffffffff, v, 16) + __shfl_xor_sync(0xFFFF'FFFFu, v, 1);\n"
+    "  b = __ballot_sync(~0u, v > 0) | __any_sync(-1, v) | __all_sync((unsigned)-1, v);\n"
+    "  b += __reduce_add_sync(static_cast<unsigned>(~0), v);\n",
+    "  constexpr unsigned kAll = 0xffffffffu;\n  v += __shfl_up_sync(kAll, v, 1);\n",
+    "  const unsigned m = __ballot_sync(0xffffffff, lane < 8);\n"
+    "  if (lane < 8) v += __shfl_down_sync(m, v, 4);\n  __syncwarp();\n",
+    "  v += __shfl_sync(__activemask(), v, 0) + __shfl_down_sync(kFullMask, v, 8);\n",
 ]
 
 
@@ -125,6 +133,22 @@ HOSTILE = {
     "lone_carriage_return": ("  // a comment\r} int evil() {\n", "closes a bracket"),
     "odd_line_break": ("  int x = 0;\x1c\n", "U+001C"),
     "no_final_newline": ("  int x = 0;", "does not end with a line break"),
+    # A constant mask of fewer lanes than call it: undefined, even where it gives the sum.
+    "half_mask_shuffle": (
+        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffff, v, o);\n",
+        "'__shfl_down_sync' is called with the mask 0xffff",
+    ),
+    "half_mask_cast": ("  v += __shfl_xor_sync(unsigned(0x0000ffffu), v, 1);\n", "0xffff"),
+    "half_mask_expression": ("  v += __shfl_up_sync((1u << 16) - 1, v, 1);\n", "0xffff"),
+    "half_mask_constant": (
+        "  constexpr unsigned kHalf = 0xffff;\n  v += __shfl_sync(kHalf, v, 0);\n",
+        "'__shfl_sync' is called with the mask 0xffff",
+    ),
+    "partial_ballot": ("  b = __ballot_sync(0x7fffffff, v > 0);\n", "0x7fffffff"),
+    "partial_vote": ("  b = __any_sync(1, v) + __all_sync(0xff, v);\n", "'__any_sync'"),
+    "partial_match": ("  b = __match_any_sync(0xf0f0f0f0, v);\n", "0xf0f0f0f0"),
+    "partial_reduce": ("  b = __reduce_max_sync(0xffff, v);\n", "'__reduce_max_sync'"),
+    "partial_syncwarp": ("  __syncwarp(0xffff);\n", "'__syncwarp'"),
 }
 
 
@@ -185,3 +209,23 @@ def test_a_huge_hostile_fence_is_refused_quickly():
     found = problems("{" * (1 << 20) + "\n")
     assert time.monotonic() - started < 10
     assert any(f"longer than {fence_lexer.MAX_TOKENS} tokens" in p for p in found), found
+
+
+def test_a_half_mask_in_lab_09s_warp_reduce_is_refused_with_why():
+    """All 32 lanes call the shuffle but its mask names 16: the sum comes out
+    right on an H200 (undefined behaviour that happens to work), so no test
+    can be trusted to fail it; the fence is refused, saying why."""
+    if not (REPO / "solutions").is_dir():
+        pytest.skip("no solutions/ here (a student release)")
+    lab = next(p for p in (REPO / "solutions").iterdir() if p.name.startswith("09_"))
+    solution = (lab / "reduce.cu").read_text()
+    skeleton = (REPO / "labs" / lab.name / "reduce.cu").read_text()
+    full = "__shfl_down_sync(kFullMask, v, offset)"
+    assert solution.count(full) == 1
+    assert fences.transplant_checked(solution, skeleton) == (solution, [])
+    half = solution.replace(full, "__shfl_down_sync(0xffff, v, offset)")
+    text, notes = fences.transplant_checked(half, skeleton, "09/reduce.cu")
+    (warp_reduce,) = [f for f in fences.extract(skeleton) if f.name == "warp_reduce"]
+    assert warp_reduce.body in text and "(0xffff," not in text
+    assert len(notes) == 1 and "fence warp_reduce was not used" in notes[0]
+    assert "the mask must name every lane that executes the call" in notes[0]

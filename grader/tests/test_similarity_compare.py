@@ -46,6 +46,7 @@ def test_every_copy_is_found_and_no_honest_pair_at_the_default(fixtures):
     result = analyse.analyse_documents(students, COURSE, [dest / "corpus"])
     row = measure.evaluate(_matches(result), key, compare.THRESHOLD, compare.MIN_MATCH, [])
     assert row["missed"] == [] and row["found"] == len(key["copies"]) > 150
+    assert make_copies.SAMPLES in {c["source"] for c in key["copies"]}
     assert row["honest_flagged_pairs"] == []
     # The skeleton (bob, and every lab an honest student left alone) is no document.
     assert not any("bob" in (m.a.owner, m.b.owner) for m in _matches(result))
@@ -190,3 +191,67 @@ def test_a_small_helper_of_a_corpus_file_is_not_a_document_of_its_own():
     docs = documents.whole_file_documents("corpus/public.cu", "public.cu", public)
     assert [d.owner for d in docs] == ["corpus/public.cu", "corpus/public.cu: reduceTwoLoads"]
     assert docs[0].share_only and not docs[1].share_only
+
+
+SIMILARITY = REPO / "tests" / "similarity"
+
+
+def _pasted(lab, body, owner="paster"):
+    skeleton = (REPO / "labs" / lab.id / "reduce.cu").read_text()
+    doc, notes = documents.lab_document(
+        owner, "student", lab, {"reduce.cu": make_copies.fill(skeleton, {"block_sum": body})}
+    )
+    assert notes == []
+    return doc
+
+
+@pytest.fixture
+def samples_corpus(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "reduction_kernel.cu").write_text(
+        (SIMILARITY / "public" / "reduction_kernel_style.cu").read_text()
+    )
+    return corpus
+
+
+@pytest.mark.parametrize(
+    "pasted", sorted((SIMILARITY / "pasted" / "samples").glob("*.cu")), ids=lambda p: p.stem
+)
+def test_a_kernel_of_a_samples_file_pasted_with_aliases_is_found(pasted, samples_corpus):
+    """reduce0-reduce3 of a file of seven kernels, pasted into labs 02-05 with
+    the sample's names declared as aliases of the lab's: flagged against the
+    file, and not against the reference (which they only resemble)."""
+    lab = COURSE.lab(pasted.name[:2])
+    course = labmeta.Course(COURSE.gpu, (lab,))
+    result = analyse.analyse_documents(
+        [_pasted(lab, pasted.read_text())],
+        course,
+        [samples_corpus],
+        compare.Settings(threshold=1.01, min_match=0, prefilter=0),
+    )
+    scores = {m.b.owner: m.score for m in _matches(result)}
+    print(pasted.name, {k: round(v, 3) for k, v in scores.items()})
+    assert max(v for k, v in scores.items() if k.startswith("corpus/")) >= compare.THRESHOLD
+    assert scores["reference"] < compare.THRESHOLD
+
+
+def test_a_pasted_kernel_padded_with_code_of_ones_own_is_found_by_its_function(
+    samples_corpus,
+):
+    """reduce0 pasted into lab 02 with aliases and four times as much code of
+    other students' around it: the file's share of the student's code is small,
+    but reduce0, compared on its own, is all in it."""
+    lab = COURSE.lab("02")
+    padding = "".join(
+        (SIMILARITY / "honest" / s / "04_sequential_addressing.block_sum.cu").read_text()
+        for s in ("kim", "lee", "max", "noa")
+    )
+    body = (SIMILARITY / "pasted" / "samples" / f"{lab.id}.block_sum.cu").read_text()
+    doc = _pasted(lab, body + "  if (n == 0) {\n" + padding + "  }\n")
+    course = labmeta.Course(COURSE.gpu, (lab,))
+    result = analyse.analyse_documents([doc], course, [samples_corpus])
+    flagged = {m.b.owner: m.score for m in result.flagged}
+    print(flagged)
+    assert flagged.get("corpus/reduction_kernel.cu: reduce0", 0) >= compare.THRESHOLD
+    assert "corpus/reduction_kernel.cu" not in flagged

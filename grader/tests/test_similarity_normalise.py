@@ -2,6 +2,7 @@
 the order of independent statements) and keeps what they cannot (the
 code's shape, CUDA's own names, the order that the code depends on)."""
 
+from grader.commands.similarity import idioms
 from grader.commands.similarity.normalise import normalise, statements
 
 KERNEL = """  __shared__ int partial[kThreads];
@@ -73,7 +74,8 @@ def test_every_character_maps_back_to_its_source_line():
     norm = normalise(KERNEL, first_line=100)
     at = norm.text.index("__syncthreads")
     assert norm.lines_of(at, at + 5) == {104}
-    assert norm.lines_of(0, len(norm.text)) == set(range(100, 110))
+    # Line 100, the shared array's declaration, is boilerplate (idioms) and left out.
+    assert norm.lines_of(0, len(norm.text)) == set(range(101, 110))
 
 
 def test_a_file_is_cut_into_its_outermost_functions():
@@ -93,4 +95,64 @@ def test_a_file_is_cut_into_its_outermost_functions():
         ("add", 4, 4, "return a + b;"),
         ("A", 5, 5, ""),
         ("s", 6, 6, 'const char* t = "}";'),
+    ]
+
+
+PASTED = """  using T = int;
+  typedef unsigned int U;
+#define g_idata in
+  auto &g_odata = block_sums;
+  const T *const src = g_idata;
+  const unsigned int blockSize = kThreads;
+  namespace cg = cooperative_groups;
+  cg::thread_block cta = cg::this_thread_block();
+  T *sdata = SharedMemory<T>();
+  const unsigned tid = threadIdx.x;
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + tid;
+  sdata[tid] = i < n ? src[i] : 0;
+  cg::sync(cta);
+  for (unsigned s = blockSize / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    cta.sync();
+  }
+  if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+#undef g_idata
+"""
+
+
+def test_aliases_handles_and_shared_declarations_are_boilerplate(monkeypatch):
+    """A kernel pasted with the source's names declared as aliases of the
+    lab's, and its cooperative-groups barriers, reads as the plain kernel."""
+    plain = KERNEL.replace("blockDim.x / 2", "kThreads / 2")
+    assert normalise(PASTED).text == normalise(plain).text
+    # Without the rules the two differ: the test above can fail.
+    monkeypatch.setattr(idioms, "rewrite", lambda found: found)
+    assert normalise(PASTED).text != normalise(plain).text
+
+
+def test_a_variable_that_is_assigned_again_is_no_alias():
+    """`unsigned live = kThreads;` starts a loop counter: it is work, and stays;
+    so do an assignment through a pointer and a copy written with an index."""
+    for code, kept in [
+        ("unsigned live = kThreads;\nlive /= 2;\n", "unsignedV=V;"),
+        ("*p = q;\n", "*V=V;"),
+        ("int x = a[0];\n", "intV=V[0];"),
+        ("lab::total = q;\n", "V::V=V;"),
+    ]:
+        text = normalise(code).text
+        assert text.startswith(kept), (code, text)
+
+
+def test_a_template_with_a_class_parameter_is_a_function():
+    from grader.commands.similarity.functions import functions
+
+    code = (
+        "template <class T> struct Box { T v; };\n"
+        "template <class T, unsigned int blockSize>\n"
+        "__global__ void reduce0(T* a) { a[0] = 1; }\n"
+        "template <typename T> __device__ T twice(T a) { return a + a; }\n"
+    )
+    assert [(f.name, f.body.strip()) for f in functions(code)] == [
+        ("reduce0", "a[0] = 1;"),
+        ("twice", "return a + a;"),
     ]

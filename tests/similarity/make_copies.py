@@ -30,6 +30,7 @@ from grader import labmeta  # noqa: E402
 from grader.engine import fences  # noqa: E402
 
 HOW = ("rename", "reformat", "reorder", "all")
+SAMPLES = "public/reduction_kernel_style.cu"
 
 
 def fill(skeleton: str, bodies: dict[str, str]) -> str:
@@ -114,6 +115,18 @@ def make(dest: Path) -> dict:
                 "source": "public/reduce_sample_style.cu",
             }
         )
+        # Kernels of the samples-style file, one of many there, pasted into
+        # labs 02-05 with the sample's names declared as aliases of the lab's.
+        labs = {}
+        for p in sorted((HERE / "pasted" / "samples").glob("*.cu")):
+            lab_id, fence = p.stem.split(".")
+            labs.setdefault(lab_id, {})[fence] = disguise.disguise(
+                p.read_text(), how, seed := seed + 1
+            )[0]
+        write_student(subs, f"samples-{how}", labs, course)
+        copies += [
+            {"student": f"samples-{how}", "lab": lab_id, "source": SAMPLES} for lab_id in labs
+        ]
     made = make_class.write_class(subs)
     for p in made:
         if p.name != "bob":  # the class of ten is built from the reference (bob: the skeleton)
@@ -121,7 +134,8 @@ def make(dest: Path) -> dict:
                 {"student": p.name, "lab": lab.id, "source": "reference"} for lab in course.labs
             ]
     (dest / "corpus" / "public").mkdir(parents=True)
-    shutil.copy(HERE / "public" / "reduce_sample_style.cu", dest / "corpus" / "public")
+    for public in sorted((HERE / "public").glob("*.cu")):
+        shutil.copy(public, dest / "corpus" / "public")
     key = {
         "copies": copies,
         "honest": sorted(honest) + ["reference", "bob"],

@@ -22,9 +22,9 @@ CODE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".hpp", ".h", ".c")
 MAX_CORPUS_FILE = 1 << 20
 MAX_CORPUS_FILES = 20_000
 # Normalised characters a corpus file's function needs to be compared on its own:
-# four times the least match that is flagged (compare.MIN_MATCH), about a dozen
-# statements.
-MIN_FUNCTION = 240
+# three times the least match that is flagged (compare.MIN_MATCH), about nine
+# statements, as in the classic reduce0 (a warp sum of a few lines stays out).
+MIN_FUNCTION = 180
 REPO = toolchain.REPO
 
 

@@ -51,16 +51,14 @@ def functions(code: str, language: str = "cuda") -> list[Function]:
                 if depth:
                     depth -= 1
                     continue
-                closed = scopes.pop()
-                if closed == "body" and start is not None:
+                if scopes.pop() == "body" and start is not None:
                     found.append(_function(code, start, opened, at + 1, header))
-                if closed == "body":
-                    header, start = [], None
+                header, start = [], None
             continue
         if mark == ";":
             header, start = [], None
         elif mark == "{":
-            words = [v for k, v in header if k in token.Keyword or k in token.Name]
+            words = [v for k, v in _declaration(header) if k in token.Keyword or k in token.Name]
             if words[:1] and words[0] in _TRANSPARENT and _paren(header) is None:
                 scopes.append("scope")
                 header, start = [], None
@@ -78,6 +76,23 @@ def functions(code: str, language: str = "cuda") -> list[Function]:
                 start = at
             header.append((kind, value))
     return found
+
+
+def _declaration(header: list[tuple[object, str]]) -> list[tuple[object, str]]:
+    """The header without its `template <...>` clauses: `template <class T>`
+    declares a parameter, not a class."""
+    out, depth, after_template = [], 0, False
+    for kind, value in header:
+        if depth:
+            depth += {"<": 1, ">": -1, ">>": -2}.get(value, 0)
+            depth = max(depth, 0)
+        elif after_template and value == "<":
+            depth, after_template = 1, False
+        elif value == "template":
+            after_template = True
+        else:
+            out.append((kind, value))
+    return out
 
 
 def _paren(header: list[tuple[object, str]]) -> int | None:

@@ -3,7 +3,9 @@ disguises a copier reaches for taken away.
 
 Comments and layout are dropped; every identifier the student could have
 chosen becomes `V` (CUDA's own names stay: nobody can rename threadIdx);
-strings become `S`. The code is cut into statements, and within a run of
+strings become `S`. The code is cut into statements; those that only rename
+(aliases of the source's names) or declare the block's shared array are
+dropped (idioms), and within a run of
 statements that do not touch each other's variables the order is made
 canonical: a copier who swaps two independent declarations gets the same
 text back. The result keeps, for every character, the source line it came
@@ -19,12 +21,14 @@ from dataclasses import dataclass
 
 from pygments import lexers, token
 
+from . import idioms
+
 # Kept as written: the hardware's and the toolkit's names, which a copier
 # cannot change and an honest student uses just as often.
 _KEPT_PREFIXES = ("__", "atomic", "cuda", "CUDA_")
 # Calls that order memory or threads: a statement holding one is never moved.
 _BARRIER_PREFIXES = ("__sync", "__threadfence", "atomic", "cuda", "CUDA_", "printf")
-_ASSIGNING = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+_ASSIGNING = idioms.ASSIGNING
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,8 @@ _CONTROL = {
 
 def statements(code: str, language: str = "cuda", first_line: int = 1) -> list[Statement]:
     """The code cut after each `;` outside brackets, at each `{` and `}`, and
-    around each preprocessor line."""
-    out: list[Statement] = []
+    around each preprocessor line; boilerplate left out (idioms.rewrite)."""
+    out: list[list] = []
     current: list = []
     depth = 0
     braces: list[bool] = []  # for each open `{`: does it open a block (not an initialiser)?
@@ -163,9 +167,9 @@ def statements(code: str, language: str = "cuda", first_line: int = 1) -> list[S
         kind, value, _ = tok
         if kind in token.Comment.Preproc:
             if current:
-                out.append(_statement(current))
+                out.append(current)
                 current = []
-            out.append(_statement([tok]))
+            out.append([tok])
             continue
         previous = current[-1][1] if current else ";"
         current.append(tok)
@@ -182,11 +186,11 @@ def statements(code: str, language: str = "cuda", first_line: int = 1) -> list[S
         elif value in (")", "]"):
             depth = max(0, depth - 1)
         elif (value == ";" and depth == 0) or (value in ("{", "}") and depth == 0):
-            out.append(_statement(current))
+            out.append(current)
             current = []
     if current:
-        out.append(_statement(current))
-    return out
+        out.append(current)
+    return [_statement(toks) for toks in idioms.rewrite(out)]
 
 
 def _canonical_order(run: list[Statement]) -> list[Statement]:

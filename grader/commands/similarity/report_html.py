@@ -70,8 +70,8 @@ def render(flagged: list[Match], summary: dict) -> str:
         + (", " + ", ".join(map(html.escape, summary["corpus"])) if summary["corpus"] else "")
         + f"). A pair is flagged when at least {s['threshold']:.0%} of one side's code is "
         f"found in the other, over at least {s['min_match']} normalised characters "
-        "(names, comments, layout and the order of independent statements do not count; "
-        "the skeleton and the harness never match). "
+        "(names, aliases, comments, layout and the order of independent statements do not "
+        "count; the skeleton and the harness never match). "
         f"<a href='report.html'>Class report</a>.</p>",
         "<table><tr><th>lab<th>students with code<th>pairs<th>compared in full<th>flagged",
     ]
