@@ -83,7 +83,7 @@ def test_no_measured_bandwidth_outside_the_generated_block(stem):
     assert not stray, f"{stem}: hand-written bandwidth figures {stray}; let make_figures write them"
 
 
-DEBRIEF = re.compile(r"^# Debrief: measured on an H200\s*$", re.M)
+DEBRIEF = re.compile(r"^# Debrief: measured on (?:an H200|two H200s|two H100s)\s*$", re.M)
 PREDICT = re.compile(r"^#+ Predict, then measure\s*$", re.M)
 
 

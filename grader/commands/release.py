@@ -60,8 +60,7 @@ LEFT_OUT = (
 KEPT_EVIDENCE = (
     "tests/gpu_runs/h200/profile.json",
     "tests/gpu_runs/h200/gpucheck.json",
-    "tests/gpu_runs/h100x2/lab12-bench-64a5ad6.json",
-    "tests/gpu_runs/h100x2/lab12-kernel-copy-2b98a4c.json",
+    "tests/gpu_runs/h100x2/lab12-bench-87b7298.json",
 )
 STUDENT_README = "docs/student/README.md"
 

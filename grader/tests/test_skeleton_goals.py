@@ -1,6 +1,6 @@
 """A skeleton's TODO states the goal and the traps, never the solution's code
 (issue 13): no statement of a solution's fence appears in the comments of the
-skeleton's same fence. Lab 02 is the guided warm-up and may spell its steps."""
+skeleton's same fence, in every lab."""
 
 import re
 
@@ -9,7 +9,6 @@ import pytest
 from grader.engine import fences
 from grader.infra.toolchain import REPO
 
-GUIDED = {"02_interleaved"}
 # Lines too generic to give anything away (every kernel has them).
 TRIVIAL = {"__syncthreads();", "}", "{", "returntotal;", "return;", "else{", "};"}
 
@@ -38,7 +37,7 @@ def fence_pairs():
         return []
     pairs = []
     for lab_dir in sorted((REPO / "labs").iterdir()):
-        if lab_dir.name in GUIDED or not lab_dir.is_dir():
+        if not lab_dir.is_dir():
             continue
         for path in sorted(lab_dir.glob("*.c*")):
             solution = REPO / "solutions" / lab_dir.name / path.name

@@ -87,8 +87,8 @@ def sort_study_block(st: dict) -> list[str]:
         "## Measured: sort first? Same values, two orders",
         "",
         f"Error in ulps of the exact sum, $2^{{24}}$ `wide_shuffled` floats and the same "
-        f"floats sorted by magnitude on the GPU, {k} seeds (`tests/tuning/sort_first_study.cu`, "
-        "same run). Better or worse: by more than half an ulp.",
+        f"floats sorted by magnitude on the GPU, {k} seeds (the course's sort-first "
+        "study, same run). Better or worse: by more than half an ulp.",
         "",
         *rows,
         "",
