@@ -70,6 +70,8 @@ def previous_result(
     previous = store.load_result(students_dir / student / "result.json")
     if previous is None or previous.error or previous.options != config.fingerprint():
         return None
+    if not store.signed(students_dir / student, previous):
+        return None  # not this grader's (store.unsigned)
     try:
         sub = submissions.open_submission(spec, student=student)
         same = submissions.content_hash(sub, course) == previous.submission_hash
@@ -153,9 +155,15 @@ def _run_locked(
 
     todo: queue.Queue[tuple[str, str]] = queue.Queue()
     done: list[StudentResult] = []
+    if unsigned := store.unsigned(students_dir, list(ids.values())):
+        progress(
+            f"[batch] regrading {len(unsigned)} result(s) that this grader did not write: "
+            + ", ".join(unsigned)
+        )
     for spec, student in ids.items():
         previous = previous_result(spec, student, students_dir, course, config)
         if previous is not None:
+            feedback.write_views(students_dir, previous)  # always what the result says
             done.append(previous)
         else:
             todo.put((spec, student))

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..infra.atomic import write_atomic
+from ..infra import store
 from ..infra.store import digest, load_result
 from ..results import LabResult, StudentResult
 from ..status import LabStatus
@@ -191,14 +192,24 @@ def earlier_errors(previous: StudentResult | None, res: StudentResult) -> list[s
 
 
 def write_student(students_dir: Path, res: StudentResult) -> str:
-    """A student's feedback, Gradescope results and result.json (last: marks
-    done), keeping in `res.notes` what the result it replaces said of runs that
-    were not graded (earlier_errors). Returns the digest of result.json, which
-    the gradebook row carries."""
+    """A student's feedback, Gradescope results, the signature of its result
+    (store.sign) and result.json (last: marks done), keeping in `res.notes`
+    what the result it replaces said of runs that were not graded
+    (earlier_errors). Returns the digest of result.json, which the gradebook
+    row carries."""
     d = students_dir / res.student
     res.notes[:0] = earlier_errors(load_result(d / "result.json"), res)
-    write_atomic(d / "feedback.md", markdown(res))
-    write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))
+    write_views(students_dir, res)
+    write_atomic(d / store.SIGNATURE, store.sign(res) + "\n")
     text = res.to_json()
     write_atomic(d / "result.json", text)
     return digest(text)
+
+
+def write_views(students_dir: Path, res: StudentResult) -> None:
+    """What a student reads of `res`: feedback.md and Gradescope's
+    results.json. A batch writes them again for a result it keeps, so that
+    both always say what the result (and the gradebook) says."""
+    d = students_dir / res.student
+    write_atomic(d / "feedback.md", markdown(res))
+    write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))
