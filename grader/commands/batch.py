@@ -65,13 +65,11 @@ from .pace import Pace
 def previous_result(
     spec: str, student: str, students_dir: Path, course: labmeta.Course, config: BatchConfig
 ) -> StudentResult | None:
-    """The result already written for this submission, if it is for the same
+    """The result this grader wrote for this submission, if it is for the same
     content, graded with the same options, and complete."""
-    previous = store.load_result(students_dir / student / "result.json")
+    previous = store.load_signed(students_dir / student / "result.json")
     if previous is None or previous.error or previous.options != config.fingerprint():
         return None
-    if not store.signed(students_dir / student, previous):
-        return None  # not this grader's (store.unsigned)
     try:
         sub = submissions.open_submission(spec, student=student)
         same = submissions.content_hash(sub, course) == previous.submission_hash
@@ -390,6 +388,7 @@ def _finish(
 ) -> None:
     report["students"] = len(results)
     report["not_graded"] = sorted(r.student for r in results if r.error)
+    results, report["left_out"] = class_report.whole_class(config.out, results, progress)
     write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
     write_atomic(
         config.out / "gradebook.csv", feedback.gradebook_csv(results, [lab.id for lab in labs])

@@ -14,6 +14,7 @@ import io
 import urllib.parse
 from pathlib import Path
 
+from ..infra import store
 from ..infra.atomic import write_atomic
 from ..labmeta import Lab
 from ..results import StudentResult
@@ -24,6 +25,39 @@ STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em 
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 td:first-child,th:first-child,td:last-child{text-align:left}.bad{color:#b00}img{max-width:100%}
 section{margin-bottom:2.5em}"""
+
+
+def whole_class(
+    out: Path, results: list[StudentResult], progress=print
+) -> tuple[list[StudentResult], dict[str, str]]:
+    """The class as the gradebook and the report list it: `results` (this
+    run's students), and every other student of out/students whose result
+    this grader signed (graded by an earlier run, not named on this command
+    line); and each student of out/students left out, with why. Both said
+    through `progress`: a gradebook never drops a student silently."""
+    named = {r.student for r in results}
+    students_dir = out / "students"
+    earlier: list[StudentResult] = []
+    left_out: dict[str, str] = {}
+    folders = sorted(students_dir.iterdir()) if students_dir.is_dir() else []
+    for folder in folders:
+        if not folder.is_dir() or folder.name in named:
+            continue
+        res = store.load_result(folder / "result.json")
+        if res is None:
+            left_out[folder.name] = "no readable result.json"
+        elif res.student != folder.name:
+            left_out[folder.name] = f"its result.json is {res.student}'s"
+        elif not store.signed(folder, res):
+            left_out[folder.name] = "a result.json that this grader did not write"
+        else:
+            earlier.append(res)
+    if earlier:
+        names = ", ".join(r.student for r in earlier)
+        progress(f"[batch] the gradebook also lists {len(earlier)} graded earlier: {names}")
+    for name, why in left_out.items():
+        progress(f"[batch] the gradebook leaves out {name} ({students_dir / name}): {why}")
+    return results + earlier, left_out
 
 
 def write(out: Path, results: list[StudentResult], labs: list[Lab]) -> Path:

@@ -109,6 +109,12 @@ def signed(folder: Path, res: StudentResult) -> bool:
     return hmac.compare_digest(said, sign(res))
 
 
+def load_signed(path: Path) -> StudentResult | None:
+    """load_result(path), where this grader signed it (signed); else None."""
+    res = load_result(path)
+    return res if res is not None and signed(path.parent, res) else None
+
+
 def unsigned(students_dir: Path, students: list[str]) -> list[str]:
     """The students whose result.json this grader's key did not sign: edited
     by hand, or written by another grader."""

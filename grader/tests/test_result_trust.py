@@ -91,3 +91,22 @@ def test_the_key_is_made_once_outside_out_readable_by_its_owner_only(tmp_path, m
     assert len(key) == 64 and stat.S_IMODE(path.stat().st_mode) == 0o600
     store._key.cache_clear()
     assert store.result_key() == key  # read back, not made again
+
+
+def test_the_gradebook_is_the_class_after_a_run_that_names_only_some(tmp_path, offline_batch):
+    specs = [str(student_folder(tmp_path, n)) for n in ("amy", "ben", "cid")]
+    batch.run_batch(specs[:2], config(tmp_path), progress=lambda *_: None)
+    raise_to_full_points(tmp_path / "out" / "students")  # amy's result: not this grader's
+    (tmp_path / "out" / "students" / "dan").mkdir()  # a folder without a result
+    messages: list[str] = []
+    results = batch.run_batch(specs[2:], config(tmp_path), progress=messages.append)
+    assert [r.student for r in results] == ["cid"]  # what this run graded
+    rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in rows] == ["ben", "cid"]
+    assert "[batch] the gradebook also lists 1 graded earlier: ben" in messages
+    said = [m for m in messages if "leaves out" in m]
+    assert len(said) == 2 and "amy" in said[0] and "did not write" in said[0]
+    assert "dan" in said[1] and "no readable result.json" in said[1]
+    report = json.loads((tmp_path / "out" / "batch.json").read_text())
+    assert set(report["left_out"]) == {"amy", "dan"}
+    assert "students/ben/feedback.md" in (tmp_path / "out" / "report.html").read_text()
