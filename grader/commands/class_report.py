@@ -14,6 +14,7 @@ import io
 import urllib.parse
 from pathlib import Path
 
+from ..engine import feedback
 from ..infra import store
 from ..infra.atomic import write_atomic
 from ..labmeta import Lab
@@ -92,9 +93,10 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
     rows = [l for r in results for l in r.labs if l.lab == lab.id]
     if not rows:
         return ""
-    full = sum(1 for l in rows if l.points == l.max_points)
-    zero = sum(1 for l in rows if l.points == 0)
     statuses = collections.Counter(l.status for l in rows if l.status != LabStatus.GRADED)
+    rows = [l for l in rows if l.scored]  # not run, not graded: no score, counted by status
+    full = sum(1 for l in rows if l.points == l.measured_max)
+    zero = sum(1 for l in rows if l.points == 0)
     hints = collections.Counter(h for l in rows for h in l.hints[:1])
     fractions = [l.fraction for l in rows if l.correct and l.fraction is not None]
     reference = next((l.reference_fraction for l in rows if l.reference_fraction), None)
@@ -116,7 +118,7 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
         out.append(
             "<p class=bad>Did not compile: " + ", ".join(map(html.escape, failed_build)) + ".</p>"
         )
-    plot = _plots(lab, rows, fractions, reference)
+    plot = _plots(lab, rows, fractions, reference) if rows else ""
     if plot:
         out.append(f"<img alt='scores and bandwidth of {html.escape(lab.id)}' src='{plot}'>")
     if hints:
@@ -142,7 +144,7 @@ def _plots(lab: Lab, rows, fractions: list[float], reference: float | None) -> s
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     counts = collections.Counter(round(l.points, 1) for l in rows)
     left.bar([str(k) for k in sorted(counts)], [counts[k] for k in sorted(counts)], color="#4878a8")
-    left.set(title="points", xlabel=f"points of {rows[0].max_points}", ylabel="students")
+    left.set(title="points", xlabel=f"points of {rows[0].measured_max}", ylabel="students")
     if fractions:
         right.plot(sorted(fractions), range(1, len(fractions) + 1), "o", color="#4878a8")
         right.axvline(lab.floor, color="#999", ls=":", label=f"floor {lab.floor}")
@@ -169,12 +171,12 @@ def _students_table(results: list[StudentResult], labs: list[Lab]) -> str:
         + "<th>total<th>notes"
     ]
     for r in results:
-        points = {l.lab: l.points for l in r.labs}
+        by_lab = {l.lab: l for l in r.labs}
         notes = "; ".join(([r.error] if r.error else []) + r.notes)
         out.append(
             f"<tr><td>{_student(r)}"
-            + "".join(f"<td>{points[l.id]:g}" if l.id in points else "<td>-" for l in labs)
-            + f"<td>{r.points:g}/{r.max_points}<td>{html.escape(notes[:200])}"
+            + "".join(f"<td>{html.escape(feedback.lab_cell(by_lab.get(l.id)))}" for l in labs)
+            + f"<td>{r.points:g}/{r.measured_max}<td>{html.escape(notes[:200])}"
         )
     return "\n".join(out) + "</table></section>"
 

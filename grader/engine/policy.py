@@ -57,8 +57,9 @@ def check_strings(lab: Lab, lab_dir: Path) -> list[Violation]:
     found = []
     for name in lab.files:
         path = lab_dir / name
-        if not path.exists():
-            found.append(Violation(name, 0, "", "the file is missing"))
+        if not path.is_file():
+            why = "a folder where a file belongs" if path.is_dir() else "the file is missing"
+            found.append(Violation(name, 0, "", why))
             continue
         try:
             regions = fences.extract(path.read_text(errors="replace"), name)
