@@ -126,3 +126,16 @@ def test_the_policy_check_of_a_students_own_tree_names_a_folder_as_such(tmp_path
     lab = submissions.labmeta.load().lab("01")
     (tmp_path / lab.files[0]).mkdir()
     assert policy.check_strings(lab, tmp_path)[0].why == "a folder where a file belongs"
+
+
+def test_grade_lab_under_no_perf_marks_performance_not_measured(monkeypatch):
+    from grader.tests.test_shared_gpu import grade_07, run_with
+
+    def checker(*a, **k):
+        run = run_with()
+        run.cases.append(CaseResult("SumBandwidth.FractionOfCopyCeiling", "skipped"))
+        return run
+
+    result = grade_07(monkeypatch, checker, None, perf=False)
+    assert result.status == LabStatus.GRADED and result.unmeasured == "--no-perf"
+    assert result.measured_max == result.max_correctness
