@@ -44,6 +44,8 @@ _TOOL_FAULTS = _ERRNO_WORDS + (
     "Could not open output file",  # nvcc, when TMPDIR cannot be written
     ": not found",
 )
+# The build's compilers colour their words (-fdiagnostics-color=always).
+_COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # gcc's quote of a source line, and the caret under it: the student's text.
 _QUOTED = re.compile(r"^\s*\d*\s*\|")
 # A diagnostic about a source or assembler file (file:line: or file(line):).
@@ -68,8 +70,9 @@ def machine_fault(log: str) -> str:
     """The line of a tool's output (a build's, a compile's) that shows it
     failed for the machine's sake, or "". Text the student's code controls is
     never evidence: a diagnostic about a source file counts only in the
-    machine's own fatal form (_FATAL), and gcc's quote of a source line never."""
-    for raw in log.splitlines():
+    machine's own fatal form (_FATAL), and gcc's quote of a source line never.
+    Colours are read past."""
+    for raw in _COLOUR.sub("", log).splitlines():
         line = raw.strip()
         if not line or _QUOTED.match(raw):
             continue

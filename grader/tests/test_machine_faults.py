@@ -80,12 +80,34 @@ def test_a_real_compiler_that_cannot_write_its_output_is_a_machine_fault(tmp_pat
     write with ENOSPC) says so on a line that names the .cpp."""
     src = tmp_path / "x.cpp"
     src.write_text("int f(int a) { return a + 1; }\n")
+    for colour in ("never", "always"):  # the build's compiles colour their words
+        done = subprocess.run(
+            ["g++", f"-fdiagnostics-color={colour}", "-S", str(src), "-o", "/dev/full"],
+            capture_output=True,
+            text=True,
+        )
+        print(done.stderr)
+        assert done.returncode != 0 and ".cpp:" in done.stderr
+        fault = toolchain.BuildResult("t", False, done.stderr).machine_fault
+        assert "No space left on device" in fault
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_real_compilers_words_quoted_from_the_code_are_not(tmp_path):
+    src = tmp_path / "x.cpp"
+    src.write_text(
+        "#error fatal error: error writing to /tmp/x.s: No space left on device\n"
+        '#pragma GCC error "fatal error: error writing to /tmp/x.s: Disk quota exceeded"\n'
+        'static_assert(false, "Read-only file system");\n'
+    )
     done = subprocess.run(
-        ["g++", "-S", str(src), "-o", "/dev/full"], capture_output=True, text=True
+        ["g++", "-fdiagnostics-color=always", "-c", str(src), "-o", str(tmp_path / "x.o")],
+        capture_output=True,
+        text=True,
     )
     print(done.stderr)
-    assert done.returncode != 0 and ".cpp:" in done.stderr
-    assert "No space left on device" in toolchain.BuildResult("t", False, done.stderr).machine_fault
+    assert done.returncode != 0 and "No space left on device" in done.stderr
+    assert toolchain.BuildResult("t", False, done.stderr).machine_fault == ""
 
 
 @pytest.mark.parametrize("log", [GCC_FULL_TMPDIR, ""])
