@@ -196,7 +196,7 @@ class StudentResult:
             if r.status != LabStatus.GRADED or r.tests_failed
         ]
         return (
-            f"{self.student}: {self.points:g}/{self.max_points}"
+            f"{self.student}: {self.points:g}/{self.measured_max}"
             + (f" ({', '.join(bad)})" if bad else "")
             + (f" ERROR {self.error}" if self.error else "")
         )

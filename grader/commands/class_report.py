@@ -52,6 +52,7 @@ def whole_class(
         elif not store.signed(folder, res):
             left_out[folder.name] = "a result.json that this grader did not write"
         else:
+            feedback.write_views(students_dir, res)  # what the student reads is this result
             earlier.append(res)
     if earlier:
         names = ", ".join(r.student for r in earlier)
