@@ -51,8 +51,10 @@ def load_result(path: Path, max_bytes: int = 4 << 20) -> StudentResult | None:
 
 
 def result_key_path() -> Path:
-    """Outside every batch's --out, which a student's files never reach and a
-    gradebook's reader may copy: $XDG_STATE_HOME (~/.local/state)/cuda-reduction-labs/."""
+    """Outside every batch's --out, which a gradebook's reader may copy:
+    $XDG_STATE_HOME (~/.local/state)/cuda-reduction-labs/. The sandbox
+    (--sandbox) shows the graded code no home folder; without it, that code
+    runs as the instructor and could read the key, as it could any file of theirs."""
     if named := os.environ.get(KEY_ENV):
         return Path(named)
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
