@@ -97,6 +97,11 @@ class LabResult:
     timing: dict[str, float] = field(default_factory=dict)  # phase -> seconds (lab_grading.Phases)
     # What the reference solution reached in the same batch, on the same GPU (preflight).
     reference_fraction: float | None = None
+    # Why the performance test did not run where the code had no say in it
+    # ("--no-perf"); "" where it ran, or where a failed correctness test kept
+    # it from running (a failure: no performance points). Not measured is no
+    # score, never a 0: measured_max leaves those points out.
+    unmeasured: str = ""
 
     @property
     def points(self) -> float:
@@ -105,6 +110,28 @@ class LabResult:
     @property
     def max_points(self) -> int:
         return self.max_correctness + self.max_performance
+
+    @property
+    def scored(self) -> bool:
+        """Whether the lab has a grade: it ran (graded), or the code kept it
+        from running (build_failed, policy, refused), or the student handed in
+        none of it (not_submitted: a 0 that counts). Not run here (skipped),
+        not built (missing) and not graded (error) are no grade, never a 0."""
+        return self.status in (
+            LabStatus.GRADED,
+            LabStatus.BUILD_FAILED,
+            LabStatus.POLICY,
+            LabStatus.REFUSED,
+            LabStatus.NOT_SUBMITTED,
+        )
+
+    @property
+    def measured_max(self) -> int:
+        """The points of what was graded: max_points, less the performance
+        points where performance was not measured, and 0 for a lab not scored."""
+        if not self.scored:
+            return 0
+        return self.max_correctness + (0 if self.unmeasured else self.max_performance)
 
     @property
     def correct(self) -> bool:
@@ -155,6 +182,12 @@ class StudentResult:
     def max_points(self) -> int:
         return sum(r.max_points for r in self.labs)
 
+    @property
+    def measured_max(self) -> int:
+        """The points of what was graded (LabResult.measured_max): the total's
+        denominator in the gradebook, the feedback and Gradescope."""
+        return sum(r.measured_max for r in self.labs)
+
     def summary_line(self) -> str:
         """One line of a batch's progress: the points, and each lab not graded or
         with failed tests."""
@@ -166,7 +199,7 @@ class StudentResult:
             if r.status != LabStatus.GRADED or r.tests_failed
         ]
         return (
-            f"{self.student}: {self.points:g}/{self.max_points}"
+            f"{self.student}: {self.points:g}/{self.measured_max}"
             + (f" ({', '.join(bad)})" if bad else "")
             + (f" ERROR {self.error}" if self.error else "")
         )

@@ -64,9 +64,9 @@ from .pace import Pace
 def previous_result(
     spec: str, student: str, students_dir: Path, course: labmeta.Course, config: BatchConfig
 ) -> StudentResult | None:
-    """The result already written for this submission, if it is for the same
+    """The result this grader wrote for this submission, if it is for the same
     content, graded with the same options, and complete."""
-    previous = store.load_result(students_dir / student / "result.json")
+    previous = store.load_signed(students_dir / student / "result.json")
     if previous is None or previous.error or previous.options != config.fingerprint():
         return None
     try:
@@ -153,9 +153,15 @@ def _run_locked(
 
     todo: queue.Queue[tuple[str, str]] = queue.Queue()
     done: list[StudentResult] = []
+    if unsigned := store.unsigned(students_dir, list(ids.values())):
+        progress(
+            f"[batch] regrading {len(unsigned)} result(s) that this grader did not write: "
+            + ", ".join(unsigned)
+        )
     for spec, student in ids.items():
         previous = previous_result(spec, student, students_dir, course, config)
         if previous is not None:
+            feedback.write_views(students_dir, previous)  # always what the result says
             done.append(previous)
         else:
             todo.put((spec, student))
@@ -352,6 +358,7 @@ def _finish(
 ) -> None:
     report["students"] = len(results)
     report["not_graded"] = sorted(r.student for r in results if r.error)
+    results, report["left_out"] = class_report.whole_class(config.out, results, progress)
     write_atomic(config.out / "batch.json", json.dumps(report, indent=2) + "\n")
     write_atomic(
         config.out / "gradebook.csv", feedback.gradebook_csv(results, [lab.id for lab in labs])

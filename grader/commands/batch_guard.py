@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import signal
 import tempfile
@@ -20,10 +21,44 @@ MIN_FREE_OUT = 1 << 30
 MIN_FREE_TMP = 512 << 20
 
 
+def tools_tmpdir() -> Path:
+    """The folder the compilers keep their temporary files in: $TMPDIR where
+    it is set, else /tmp. nvcc takes TMPDIR as it is and fails where it cannot
+    write there; Python's tempfile.gettempdir() is not this folder, as it
+    falls back to /tmp where TMPDIR is unwritable or full, so that a check of
+    it would measure a disk the compilers never use."""
+    return Path(os.environ.get("TMPDIR") or "/tmp")
+
+
+def check_tmpdir() -> Path:
+    """tools_tmpdir(), refused in one line where it does not exist or cannot
+    be written: every build and check of the batch would fail in it."""
+    where = tools_tmpdir()
+    named = f"TMPDIR={where}" if os.environ.get("TMPDIR") else f"{where} (TMPDIR is not set)"
+    if not where.is_dir():
+        raise toolchain.SetupError(
+            f"{named} is not a folder that exists: the compilers keep their temporary "
+            "files there; create it, or set TMPDIR to a folder you can write"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=where) as probe:
+            probe.write(b"\0" * 4096)
+            probe.flush()
+    except OSError as e:
+        raise toolchain.SetupError(
+            f"cannot write in {named} ({e.strerror}): the compilers keep their temporary "
+            "files there; set TMPDIR to a folder you can write"
+        ) from None
+    return where
+
+
 def check_space(out: Path) -> None:
     """A nearly full disk fails builds in ways that read as the student's
-    ("nvcc cannot compile programs"): refuse to start instead, in one line."""
-    for where, need in ((out, MIN_FREE_OUT), (Path(tempfile.gettempdir()), MIN_FREE_TMP)):
+    ("nvcc cannot compile programs"): refuse to start instead, in one line.
+    The temporary folders measured are the compilers' (tools_tmpdir) and the
+    grader's own (tempfile's, where it differs)."""
+    tmp = {check_tmpdir(), Path(tempfile.gettempdir())}
+    for where, need in ((out, MIN_FREE_OUT), *((t, MIN_FREE_TMP) for t in sorted(tmp))):
         try:
             free = shutil.disk_usage(where).free
         except OSError as e:

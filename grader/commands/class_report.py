@@ -14,6 +14,8 @@ import io
 import urllib.parse
 from pathlib import Path
 
+from ..engine import feedback
+from ..infra import store
 from ..infra.atomic import write_atomic
 from ..labmeta import Lab
 from ..results import StudentResult
@@ -24,6 +26,40 @@ STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em 
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 td:first-child,th:first-child,td:last-child{text-align:left}.bad{color:#b00}img{max-width:100%}
 section{margin-bottom:2.5em}"""
+
+
+def whole_class(
+    out: Path, results: list[StudentResult], progress=print
+) -> tuple[list[StudentResult], dict[str, str]]:
+    """The class as the gradebook and the report list it: `results` (this
+    run's students), and every other student of out/students whose result
+    this grader signed (graded by an earlier run, not named on this command
+    line); and each student of out/students left out, with why. Both said
+    through `progress`: a gradebook never drops a student silently."""
+    named = {r.student for r in results}
+    students_dir = out / "students"
+    earlier: list[StudentResult] = []
+    left_out: dict[str, str] = {}
+    folders = sorted(students_dir.iterdir()) if students_dir.is_dir() else []
+    for folder in folders:
+        if not folder.is_dir() or folder.name in named:
+            continue
+        res = store.load_result(folder / "result.json")
+        if res is None:
+            left_out[folder.name] = "no readable result.json"
+        elif res.student != folder.name:
+            left_out[folder.name] = f"its result.json is {res.student}'s"
+        elif not store.signed(folder, res):
+            left_out[folder.name] = "a result.json that this grader did not write"
+        else:
+            feedback.write_views(students_dir, res)  # what the student reads is this result
+            earlier.append(res)
+    if earlier:
+        names = ", ".join(r.student for r in earlier)
+        progress(f"[batch] the gradebook also lists {len(earlier)} graded earlier: {names}")
+    for name, why in left_out.items():
+        progress(f"[batch] the gradebook leaves out {name} ({students_dir / name}): {why}")
+    return results + earlier, left_out
 
 
 def write(out: Path, results: list[StudentResult], labs: list[Lab]) -> Path:
@@ -58,9 +94,10 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
     rows = [l for r in results for l in r.labs if l.lab == lab.id]
     if not rows:
         return ""
-    full = sum(1 for l in rows if l.points == l.max_points)
-    zero = sum(1 for l in rows if l.points == 0)
     statuses = collections.Counter(l.status for l in rows if l.status != LabStatus.GRADED)
+    rows = [l for l in rows if l.scored]  # not run, not graded: no score, counted by status
+    full = sum(1 for l in rows if l.points == l.measured_max)
+    zero = sum(1 for l in rows if l.points == 0)
     hints = collections.Counter(h for l in rows for h in l.hints[:1])
     fractions = [l.fraction for l in rows if l.correct and l.fraction is not None]
     reference = next((l.reference_fraction for l in rows if l.reference_fraction), None)
@@ -82,7 +119,7 @@ def _lab_section(lab: Lab, results: list[StudentResult]) -> str:
         out.append(
             "<p class=bad>Did not compile: " + ", ".join(map(html.escape, failed_build)) + ".</p>"
         )
-    plot = _plots(lab, rows, fractions, reference)
+    plot = _plots(lab, rows, fractions, reference) if rows else ""
     if plot:
         out.append(f"<img alt='scores and bandwidth of {html.escape(lab.id)}' src='{plot}'>")
     if hints:
@@ -108,7 +145,7 @@ def _plots(lab: Lab, rows, fractions: list[float], reference: float | None) -> s
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     counts = collections.Counter(round(l.points, 1) for l in rows)
     left.bar([str(k) for k in sorted(counts)], [counts[k] for k in sorted(counts)], color="#4878a8")
-    left.set(title="points", xlabel=f"points of {rows[0].max_points}", ylabel="students")
+    left.set(title="points", xlabel=f"points of {rows[0].measured_max}", ylabel="students")
     if fractions:
         right.plot(sorted(fractions), range(1, len(fractions) + 1), "o", color="#4878a8")
         right.axvline(lab.floor, color="#999", ls=":", label=f"floor {lab.floor}")
@@ -135,12 +172,12 @@ def _students_table(results: list[StudentResult], labs: list[Lab]) -> str:
         + "<th>total<th>notes"
     ]
     for r in results:
-        points = {l.lab: l.points for l in r.labs}
+        by_lab = {l.lab: l for l in r.labs}
         notes = "; ".join(([r.error] if r.error else []) + r.notes)
         out.append(
             f"<tr><td>{_student(r)}"
-            + "".join(f"<td>{points[l.id]:g}" if l.id in points else "<td>-" for l in labs)
-            + f"<td>{r.points:g}/{r.max_points}<td>{html.escape(notes[:200])}"
+            + "".join(f"<td>{html.escape(feedback.lab_cell(by_lab.get(l.id)))}" for l in labs)
+            + f"<td>{r.points:g}/{r.measured_max}<td>{html.escape(notes[:200])}"
         )
     return "\n".join(out) + "</table></section>"
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..infra.atomic import write_atomic
+from ..infra import store
 from ..infra.store import digest, load_result
 from ..results import LabResult, StudentResult
 from ..status import LabStatus
@@ -20,13 +21,7 @@ def _lab_lines(r: LabResult, hints_taken: int | None = None, answers: str = "") 
     """A lab's part of the feedback; beside the grade, what the student wrote and
     is never scored: the hints they took and the predictions in their answers."""
     said = predictions.parse(answers, f"labs/{r.lab}/{predictions.ANSWERS}")
-    lines = [
-        f"### {r.lab}: {r.title}",
-        "",
-        f"- points: **{r.points:g} / {r.max_points}** "
-        f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
-        f"performance {r.points_performance:g}/{r.max_performance})",
-    ]
+    lines = [f"### {r.lab}: {r.title}", "", _points_line(r)]
     if r.status == LabStatus.BUILD_FAILED:
         lines += ["- **does not compile**:", "", "```", r.reason.strip()[:3000], "```"]
     elif r.status == LabStatus.SKIPPED:
@@ -60,6 +55,32 @@ def _lab_lines(r: LabResult, hints_taken: int | None = None, answers: str = "") 
     return lines + [""]
 
 
+# A lab without a grade, in the words every view uses (gradebook, feedback, Gradescope).
+NOT_SCORED = {
+    LabStatus.SKIPPED: "not run",
+    LabStatus.ERROR: "not graded",
+    LabStatus.MISSING: "not built",
+}
+
+
+def _points_line(r: LabResult) -> str:
+    """The lab's points out of what was graded: what did not run, or was not
+    measured, is said so and left out of the denominator, never a 0."""
+    if not r.scored:
+        return f"- points: none: {NOT_SCORED.get(r.status, r.status)} here (no score, not a 0)"
+    if r.unmeasured:
+        return (
+            f"- points: **{r.points:g} / {r.measured_max}** "
+            f"(correctness {r.points_correctness:g}/{r.max_correctness}; performance "
+            f"not measured: {r.unmeasured}, its {r.max_performance} points not counted)"
+        )
+    return (
+        f"- points: **{r.points:g} / {r.max_points}** "
+        f"(correctness {r.points_correctness:g}/{r.max_correctness}, "
+        f"performance {r.points_performance:g}/{r.max_performance})"
+    )
+
+
 def _below_threshold(r: LabResult) -> list[str]:
     """Why a correct lab lost performance points, and where to look."""
     if r.fraction is None or r.points_performance >= r.max_performance or not r.correct:
@@ -88,10 +109,12 @@ def markdown(res: StudentResult) -> str:
     out = [
         f"# Feedback for {res.student}",
         "",
-        f"Total: **{res.points:g} / {res.max_points}** (graded {res.date}, harness "
+        f"Total: **{res.points:g} / {res.measured_max}** (graded {res.date}, harness "
         f"commit {res.commit})",
         "",
     ]
+    if res.measured_max != res.max_points:
+        out += [UNCOUNTED.format(res.max_points - res.measured_max), ""]
     if res.error:
         out += [f"**The submission could not be graded:** {res.error}", ""]
     for note in res.notes:
@@ -102,6 +125,15 @@ def markdown(res: StudentResult) -> str:
         out += _lab_lines(r, res.hints_taken.get(r.lab), res.answers.get(r.lab, ""))
     out += answer_lines(res.answers)
     return "\n".join(out)
+
+
+# How the feedback explains a total out of less than the rubric's points.
+UNCOUNTED = (
+    "{} of the rubric's points were not counted: a lab that did not run here, or whose "
+    "performance was not measured, has no score for that part, which is not a 0. The "
+    "total is out of what was graded; the gradebook's max and not_measured columns say "
+    "the same."
+)
 
 
 def answer_lines(answers: dict[str, str]) -> list[str]:
@@ -122,29 +154,12 @@ def gradescope(res: StudentResult) -> dict:
     tests = []
     for r in res.labs:
         text = "\n".join(_lab_lines(r, res.hints_taken.get(r.lab), res.answers.get(r.lab, "")))
-        tests.append(
-            {
-                "name": f"{r.lab} correctness",
-                "score": r.points_correctness,
-                "max_score": r.max_correctness,
-                "output": text,
-                "status": "passed" if r.points_correctness == r.max_correctness else "failed",
-            }
+        speed = (
+            f"{r.gbps:.0f} GB/s, {r.fraction:.3f} of the copy ceiling; threshold {r.threshold}"
+            if r.gbps is not None
+            else "no bandwidth measured (performance needs every correctness test)"
         )
-        tests.append(
-            {
-                "name": f"{r.lab} performance",
-                "score": r.points_performance,
-                "max_score": r.max_performance,
-                "output": (
-                    f"{r.gbps:.0f} GB/s, {r.fraction:.3f} of the copy ceiling; "
-                    f"threshold {r.threshold}"
-                )
-                if r.gbps is not None
-                else "no bandwidth measured (performance needs every correctness test)",
-                "status": "passed" if r.points_performance == r.max_performance else "failed",
-            }
-        )
+        tests += [_test(r, "correctness", text), _test(r, "performance", speed)]
     # Every "output" is Markdown (feedback's lines are); execution_time is whole seconds.
     return {
         "score": res.points,
@@ -155,23 +170,66 @@ def gradescope(res: StudentResult) -> dict:
     }
 
 
+def _test(r: LabResult, part: str, output: str) -> dict:
+    """One Gradescope test of a lab's part: passed or failed only where it
+    ran; a part that did not (the lab not run here, performance not measured)
+    is there with max_score 0 and says why, and has no status: no score, not
+    a failure."""
+    why = "" if r.scored else f"{NOT_SCORED.get(r.status, r.status)}: {r.reason}"
+    if not why and part == "performance" and r.unmeasured:
+        why = f"not measured: {r.unmeasured}"
+    name = f"{r.lab} {part}"
+    if why:
+        return {"name": name, "score": 0.0, "max_score": 0, "output": why}
+    score, most = (
+        (r.points_correctness, r.max_correctness)
+        if part == "correctness"
+        else (r.points_performance, r.max_performance)
+    )
+    if r.status == LabStatus.NOT_SUBMITTED:
+        output = "not submitted: the submission has no folder for this lab"
+    status = "passed" if score == most else "failed"
+    return {"name": name, "score": score, "max_score": most, "output": output, "status": status}
+
+
 def gradebook_csv(results: list[StudentResult], lab_ids: list[str]) -> str:
+    """One row a student: each lab's points where it has a grade, else the
+    words for why not (not run, not graded, not built; "-": not in this
+    result); the total out of `max`, the points of what was graded; and
+    `not_measured`, each lab or part that was not (UNCOUNTED explains it to the
+    student)."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["student"] + lab_ids + ["total", "max", "notes", "result_sha256"])
+    w.writerow(["student"] + lab_ids + ["total", "max", "not_measured", "notes", "result_sha256"])
     for res in sorted(results, key=lambda r: r.student):
-        by_lab = {r.lab: r.points for r in res.labs}
+        by_lab = {r.lab: r for r in res.labs}
         w.writerow(
             [res.student]
-            + [f"{by_lab.get(l, 0):g}" for l in lab_ids]
+            + [lab_cell(by_lab.get(l)) for l in lab_ids]
             + [
                 f"{res.points:g}",
-                res.max_points,
+                res.measured_max,
+                "; ".join(_unmeasured(r) for r in res.labs if _unmeasured(r)),
                 "; ".join(([res.error] if res.error else []) + res.notes)[:500],
                 res.digest(),
             ]
         )
     return buf.getvalue()
+
+
+def lab_cell(r: LabResult | None) -> str:
+    """A lab's cell of the gradebook (and the class report's table)."""
+    if r is None:
+        return "-"
+    if r.status == LabStatus.NOT_SUBMITTED:
+        return "not submitted"  # a 0 in the total, said in words
+    return f"{r.points:g}" if r.scored else NOT_SCORED.get(r.status, str(r.status))
+
+
+def _unmeasured(r: LabResult) -> str:
+    if not r.scored:
+        return f"{r.lab[:2]} {NOT_SCORED.get(r.status, r.status)}"
+    return f"{r.lab[:2]} performance ({r.unmeasured})" if r.unmeasured else ""
 
 
 # How a result says that an earlier run of the same submission was not graded.
@@ -199,14 +257,24 @@ def earlier_errors(previous: StudentResult | None, res: StudentResult) -> list[s
 
 
 def write_student(students_dir: Path, res: StudentResult) -> str:
-    """A student's feedback, Gradescope results and result.json (last: marks
-    done), keeping in `res.notes` what the result it replaces said of runs that
-    were not graded (earlier_errors). Returns the digest of result.json, which
-    the gradebook row carries."""
+    """A student's feedback, Gradescope results, the signature of its result
+    (store.sign) and result.json (last: marks done), keeping in `res.notes`
+    what the result it replaces said of runs that were not graded
+    (earlier_errors). Returns the digest of result.json, which the gradebook
+    row carries."""
     d = students_dir / res.student
     res.notes[:0] = earlier_errors(load_result(d / "result.json"), res)
-    write_atomic(d / "feedback.md", markdown(res))
-    write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))
+    write_views(students_dir, res)
+    write_atomic(d / store.SIGNATURE, store.sign(res) + "\n")
     text = res.to_json()
     write_atomic(d / "result.json", text)
     return digest(text)
+
+
+def write_views(students_dir: Path, res: StudentResult) -> None:
+    """What a student reads of `res`: feedback.md and Gradescope's
+    results.json. A batch writes them again for a result it keeps, so that
+    both always say what the result (and the gradebook) says."""
+    d = students_dir / res.student
+    write_atomic(d / "feedback.md", markdown(res))
+    write_atomic(d / "results.json", json.dumps(gradescope(res), indent=2))

@@ -344,7 +344,7 @@ def _grade_lab(
                     )
                 else:
                     run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
-            result = score(lab, run)
+            result = score(lab, run, perf=perf)
             if rerun:
                 result.notes.append(rerun)
             elif shared_bound and hung(run):

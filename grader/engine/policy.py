@@ -25,6 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypedDict
 
+from ..infra import toolchain
 from ..labmeta import Lab
 from . import build_facts, build_flags, facts_cache, fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
@@ -56,8 +57,9 @@ def check_strings(lab: Lab, lab_dir: Path) -> list[Violation]:
     found = []
     for name in lab.files:
         path = lab_dir / name
-        if not path.exists():
-            found.append(Violation(name, 0, "", "the file is missing"))
+        if not path.is_file():
+            why = "a folder where a file belongs" if path.is_dir() else "the file is missing"
+            found.append(Violation(name, 0, "", why))
             continue
         try:
             regions = fences.extract(path.read_text(errors="replace"), name)
@@ -239,7 +241,8 @@ def check_linked(
         fault = f"it could not read what the build made of this file: {student.log}"
         return LinkedCheck([], True, fault, time.monotonic() - started, False, fault)
     if not student.ok:
-        return LinkedCheck([], False, student.log, time.monotonic() - started, False)
+        fault = toolchain.tool_fault(student.log)
+        return LinkedCheck([], False, student.log, time.monotonic() - started, False, fault)
     usable, notes = _baselines((skeleton_file, reference_file), common)
     if not usable:
         return _unjudged(notes, started)
@@ -278,7 +281,8 @@ def check_built(
     named = like.named if like.builds(student_file) else student_file
     built = build_facts.object_facts(like.object, named, instructions=common["instructions"])
     if not (built.ok and built.complete):
-        return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False)
+        fault = toolchain.tool_fault(built.log)
+        return LinkedCheck([], built.ok, built.log, time.monotonic() - started, False, fault)
     usable, notes = _baselines((skeleton_file, reference_file), common)
     if not usable:
         return _unjudged(notes, started)

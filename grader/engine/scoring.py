@@ -69,7 +69,16 @@ def bandwidth_figures(case: CaseResult) -> list[dict]:
     return out
 
 
-def score(lab: Lab, run: BinaryRun) -> LabResult:
+def score(lab: Lab, run: BinaryRun, perf: bool = True) -> LabResult:
+    """The lab's result from its run; perf=False: graded under --no-perf,
+    its performance not measured (not_measured), never a 0."""
+    r = _score(lab, run)
+    if not perf:
+        not_measured(r, "--no-perf")
+    return r
+
+
+def _score(lab: Lab, run: BinaryRun) -> LabResult:
     r = LabResult(
         lab=lab.id,
         title=lab.title,
@@ -126,6 +135,15 @@ def score(lab: Lab, run: BinaryRun) -> LabResult:
     return r
 
 
+def not_measured(r: LabResult, why: str) -> None:
+    """Marks the lab's performance as not measured, for `why` (--no-perf):
+    every lab with performance points, correct or not, so that one option
+    gives one denominator to the whole class."""
+    if r.status == LabStatus.GRADED and r.max_performance and r.gbps is None:
+        r.unmeasured = why
+        r.points_performance = 0.0
+
+
 def _size(text: str | None) -> int:
     try:
         return int(text or "")
@@ -140,7 +158,7 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
     if not bandwidth:
         return 0.0
     if all(c.status == CaseStatus.SKIPPED for c in bandwidth):
-        r.notes.append("bandwidth not measured: performance checks skipped here")
+        r.unmeasured = r.unmeasured or "the performance checks were skipped here"
         return 0.0
     graded = []
     for c in bandwidth:

@@ -100,6 +100,27 @@ def read_submission_file(
         raise ValueError(f"{shown}: cannot read it: {e.strerror or e}") from None
 
 
+def absent(root: Path, parts: tuple[str, ...] | list[str]) -> str:
+    """Why read_submission_file found no file at root/parts, in the feedback's
+    words: a folder where the file belongs is not a missing file. Opened as
+    read_submission_file opens it (no link followed)."""
+    try:
+        fd = _open_dirs(root, parts[:-1])
+    except (OSError, ValueError):
+        fd = None
+    if fd is None:
+        return "is missing from the submission"
+    try:
+        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return "is missing from the submission"
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(st.st_mode):
+        return "is a folder where a file belongs"
+    return "is missing from the submission"
+
+
 def _read_plain(
     root: Path, parts: tuple[str, ...] | list[str], shown: str, limit: int
 ) -> bytes | None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from .. import labmeta
 from ..labmeta import Course
 from . import fences
-from .submission_files import odd_kind, read_submission_file, refusal, scan_tree
+from .submission_files import absent, odd_kind, read_submission_file, refusal, scan_tree
 from .submission_unpack import looks_remote, materialise
 
 MAX_ID_BYTES = 128  # a student id, in UTF-8: well under a file name's 255
@@ -364,9 +364,8 @@ def install(
             out = dest_labs / lab.id / name
             out.parent.mkdir(parents=True, exist_ok=True)
             if data is None:
-                said.append(
-                    f"{lab.id}/{name} is missing from the submission: graded as the skeleton"
-                )
+                why = absent(sub.root or sub.labs_dir, [*sub.labs_parts, lab.id, name])
+                said.append(f"{lab.id}/{name} {why}: graded as the skeleton")
                 text = harness
             else:
                 text, file_notes = _install_file(_as_text(data), harness, f"{lab.id}/{name}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,18 +21,85 @@ class SetupError(RuntimeError):
     """The build cannot be set up here; the message says what to do."""
 
 
-# Build output that says the machine, not the code, failed: such a build is
-# the grader's error, never a student's "does not compile".
-_MACHINE_FAULTS = (
+# The operating system's words for a machine that cannot go on: a full or
+# read-only disk, a quota, memory or file handles run out.
+_ERRNO_WORDS = (
     "No space left on device",
-    "Read-only file system",
     "Disk quota exceeded",
+    "Read-only file system",
+    "Cannot allocate memory",
+    "Too many open files",
+)
+# Lines of the tools themselves (no source file named) that say the machine,
+# not the code, failed: such a build is the grader's error, never a student's
+# "does not compile".
+_TOOL_FAULTS = _ERRNO_WORDS + (
     "cannot execute binary file",
     "error while loading shared libraries",
     "ninja: fatal",
     "ninja: error: loading",
+    "virtual memory exhausted",
+    "out of memory allocating",
+    "Failed to preprocess host compiler properties",  # nvcc, when TMPDIR is full
+    "Could not open output file",  # nvcc, when TMPDIR cannot be written
     ": not found",
 )
+# The build's compilers colour their words (-fdiagnostics-color=always).
+_COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# gcc's quote of a source line, and the caret under it: the student's text.
+_QUOTED = re.compile(r"^\s*\d*\s*\|")
+# A diagnostic about a source or assembler file (file:line: or file(line):).
+_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|hpp|cc|h|c|s|S)(?::|\(\d+\))")
+# The one form a source diagnostic of the machine's takes: a fatal error that
+# ends in the operating system's words (gcc: "x.cpp:4:1: fatal error: error
+# writing to /tmp/cc.s: No space left on device"; as: "cc.s: Fatal error:
+# can't write ...: 'No space left on device'"), its severity the first word
+# after the place. A student's #error, #pragma GCC error, static_assert or
+# .error is an "error:" there, never a fatal one; a missing
+# #include, the one fatal error whose text a student names, ends in "No such
+# file or directory".
+_FATAL = re.compile(
+    r"\S+?(?::\d+)*(?:\(\d+\))?:\s+(?:fatal|catastrophic) error: .*(?:"
+    + "|".join(map(re.escape, _ERRNO_WORDS))
+    + r")'?\.?$",
+    re.IGNORECASE,
+)
+
+
+def machine_fault(log: str) -> str:
+    """The line of a tool's output (a build's, a compile's) that shows it
+    failed for the machine's sake, or "". Text the student's code controls is
+    never evidence: a diagnostic about a source file counts only in the
+    machine's own fatal form (_FATAL), and gcc's quote of a source line never.
+    Colours are read past."""
+    for raw in _COLOUR.sub("", log).splitlines():
+        line = raw.strip()
+        if not line or _QUOTED.match(raw):
+            continue
+        if _SOURCE.search(line):
+            if _FATAL.match(line):
+                return line
+            continue
+        if any(k in line for k in _TOOL_FAULTS):
+            if line.endswith(": not found") and not line.startswith(("/bin/sh", "sh:")):
+                continue  # only the shell's "compiler not found" counts
+            return line
+    return ""
+
+
+def tool_fault(log: str) -> str:
+    """Why a tool that failed (a build, the policy check's compile or read of a
+    file) failed for the machine's sake, or "" where its output blames the
+    code. A tool that failed without a word is the machine's: a compiler says
+    why the code is wrong and ninja names what failed; they say nothing only
+    where their output could not be written (a full or unwritable TMPDIR,
+    where the grader keeps it)."""
+    if not log.strip():
+        return SILENT
+    return machine_fault(log)
+
+
+SILENT = "it failed without a word (its output could not be written: a full or unwritable TMPDIR?)"
 
 
 @dataclass
@@ -49,20 +117,7 @@ class BuildResult:
     @property
     def machine_fault(self) -> str:
         """The line that shows the build failed for the machine's sake, or ""."""
-        if self.ok:
-            return ""
-        for line in self.log.splitlines():
-            # A compiler's diagnostic (file:line: ...) quotes the code, which a
-            # student controls (#error No space left on device): not evidence.
-            if ".cu:" in line or ".cpp:" in line or ".cuh:" in line or ".hpp:" in line:
-                continue
-            if any(k in line for k in _MACHINE_FAULTS):
-                if line.rstrip().endswith(": not found") and not line.startswith(
-                    ("/bin/sh", "sh:")
-                ):
-                    continue  # only the shell's "compiler not found" counts
-                return line.strip()
-        return ""
+        return "" if self.ok else tool_fault(self.log)
 
 
 # Where the grader installs what is missing: a virtual environment of the

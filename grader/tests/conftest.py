@@ -19,6 +19,15 @@ def _machine_taken_as_quiet(request, monkeypatch):
     monkeypatch.setattr(cpu_busy, "busy_note", lambda seconds=0.5: None)
 
 
+@pytest.fixture(autouse=True)
+def _result_key_of_the_test(tmp_path_factory, monkeypatch):
+    """The key that signs results (infra/store.py) is the test session's, never
+    the user's own under ~/.local/state."""
+    from grader.infra import store
+
+    monkeypatch.setenv(store.KEY_ENV, str(tmp_path_factory.getbasetemp() / "result-key"))
+
+
 def honest(root: Path, name: str) -> Path:
     """A submission that is the reference solutions: a student who did the work."""
     import shutil

@@ -62,7 +62,7 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
     results = batch.run_batch(specs, config, progress=lambda *_: None)
     assert {r.student: r.points for r in results} == {"eve": LAB01.points_correctness, "fay": 0}
     rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
-    assert rows[0] == "student,01_cpu_baseline,total,max,notes,result_sha256"
+    assert rows[0] == "student,01_cpu_baseline,total,max,not_measured,notes,result_sha256"
     assert rows[1].startswith(f"eve,{LAB01.points_correctness},")
     # The row carries the digest of the result.json it summarises.
     text = (tmp_path / "out" / "students" / "eve" / "result.json").read_text()

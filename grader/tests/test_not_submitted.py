@@ -34,6 +34,18 @@ def test_missing_labs_cost_nothing_and_get_one_note(tmp_path, offline_batch):
     about = [n for n in res.notes if "not submitted" in n or "missing" in n]
     assert len(about) == 1 and "06_grid_stride_shared" in about[0], res.notes
     assert "not submitted: the submission has no folder" in feedback.markdown(res)
+    # A 0 that counts: the total's denominator holds every lab, the cell says why.
+    lab06 = by_lab["06_grid_stride_shared"]
+    assert lab06.measured_max == lab06.max_points > 0
+    row = next(
+        r
+        for r in feedback.gradebook_csv([res], [l.id for l in COURSE.labs]).splitlines()
+        if r.startswith("ann,")
+    )
+    assert "not submitted" in row
+    gs = {t["name"]: t for t in feedback.gradescope(res)["tests"]}
+    assert gs["06_grid_stride_shared correctness"]["max_score"] > 0
+    assert "not submitted" in gs["06_grid_stride_shared correctness"]["output"]
 
 
 def test_lab_option_limits_the_notes_to_the_labs_graded(tmp_path, offline_batch):

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace lab::test {
 
@@ -53,10 +55,17 @@ class ResultStream : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  // A result that cannot be written (a full TMPDIR, where the grader keeps
+  // the file) ends the checker with the machine's words, exit code 3: a fault
+  // of the machine, never a test the lab's code failed.
   void write(const std::string& line) {
     if (!g_file) return;
-    std::fputs((line + "\n").c_str(), g_file);
-    std::fflush(g_file);
+    if (std::fputs((line + "\n").c_str(), g_file) < 0 || std::fflush(g_file) != 0) {
+      std::fprintf(stderr, "\nABORT: the checker cannot write its results: %s\n",
+                   std::strerror(errno));
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
   }
   AfterTestCheck check_;
 };
