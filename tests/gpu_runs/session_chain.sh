@@ -120,7 +120,7 @@ if has predict; then
 fi
 if has attacks; then
   t=$SECONDS
-  python3 -m grader gpucheck --out "$R/att" --arch sm_90 --parts attacks --attack-labs 07,09 \
+  python3 -m grader gpucheck --out "$R/att" --arch sm_90 --parts attacks --attack-labs "${ATTACK_LABS:-07,09}" \
     > "$R/att-log.txt" 2>&1
   echo "attacks rc $? in $((SECONDS - t)) s"
   tail -8 "$R/att-log.txt"
