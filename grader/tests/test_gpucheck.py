@@ -71,17 +71,18 @@ def test_a_batch_that_did_not_end_fails_the_join():
 
 
 def test_merging_the_two_committed_calls_gives_the_committed_run():
-    # README: h200/gpucheck.json is bench-fac4fd8.json and labs-fac4fd8.json.gz joined.
+    # gpucheck-fac4fd8.json.gz is bench-fac4fd8.json and labs-fac4fd8.json.gz joined.
     merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json.gz"])
-    assert merged == evidence.load(RUNS / "gpucheck.json", GpuCheck)
+    assert merged == evidence.load(RUNS / "gpucheck-fac4fd8.json.gz", GpuCheck)
 
 
 def test_the_summary_of_the_committed_run():
     table = summary_table(evidence.load(RUNS / "gpucheck.json", GpuCheck))
-    assert "commit fac4fd8" in table
+    assert "commit 80e6c69" in table
     row = next(line for line in table.splitlines() if line.startswith("09_shuffle_vector_loads"))
-    assert "276/276" in row and "fails:not_implemented" in row and "4464" in row
-    assert "meson suites skeletons/mutants/peers/harness: 45 passed, 0 failed" in table
+    assert "278/278" in row and "fails:not_implemented" in row and "4476" in row
+    assert "meson suites skeletons/mutants/peers/harness: 58 passed, 0 failed" in table
+    assert "floor: at or below every timed call of every bench at every size" in table
 
 
 def _fake_bench(tmp_path: Path, body: str) -> Path:
