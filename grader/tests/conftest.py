@@ -104,3 +104,55 @@ def offline_batch(monkeypatch):
         lambda self, course, labs, progress=None, turns=None: None,
     )
     return calls
+
+
+def git(repo, *args: str) -> str:
+    """git in `repo`, its output; a failure fails the test."""
+    import subprocess
+
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def commit(repo, message: str, *options: str) -> None:
+    """A commit under a throwaway identity, whatever git config the machine has."""
+    ident = [
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+    ]
+    git(repo, *ident, "commit", "-q", "--no-verify", "-m", message, *options)
+
+
+def fake_bench(tmp_path: Path, name: str, body: str) -> Path:
+    """A bench program `name` that writes `body` as its report to --json=FILE and
+    prints a line, as the real ones do."""
+    import stat
+
+    exe = tmp_path / name
+    exe.write_text(
+        '#!/bin/sh\nfor a in "$@"; do case $a in --json=*) '
+        f"printf '%s' '{body}' > \"${{a#--json=}}\";; esac; done\necho measured\n"
+    )
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def gpu_lab():
+    """A GPU lab of 6 correctness and 4 performance points, threshold 0.2, floor 0.1."""
+    from grader.labmeta import Lab
+
+    return Lab(
+        id="04_x",
+        title="x",
+        kind="gpu_sum",
+        files=("reduce.cu",),
+        points_correctness=6,
+        points_performance=4,
+        threshold=0.2,
+        floor=0.1,
+    )

@@ -8,12 +8,12 @@ the floor re-derived under the corrected rule. No GPU is needed: the bench
 programs here are fakes that write a report."""
 
 import json
-import stat
 from pathlib import Path
 
 from grader.commands import gpucheck_bench
 from grader.commands.gpucheck_summary import summary_table
 from grader.infra import evidence as E
+from conftest import fake_bench
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
 MACHINE = E.Machine(
@@ -53,19 +53,11 @@ def _report(lab_us_at_20: float) -> dict:
     }
 
 
-def _fake_bench(tmp_path: Path, report: dict) -> Path:
-    """A bench program that writes `report` to --json=FILE and prints a line."""
-    exe = tmp_path / "bench-09_shuffle_vector_loads-sum"
-    exe.write_text(
-        '#!/bin/sh\nfor a in "$@"; do case $a in --json=*) '
-        f"printf '%s' '{json.dumps(report)}' > \"${{a#--json=}}\";; esac; done\necho measured\n"
-    )
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe
+BENCH = "bench-09_shuffle_vector_loads-sum"
 
 
 def test_a_call_below_the_floor_is_flagged_in_the_json_and_the_tables(tmp_path):
-    run = gpucheck_bench.bench(_fake_bench(tmp_path, _report(3.9)), tmp_path)
+    run = gpucheck_bench.bench(fake_bench(tmp_path, BENCH, json.dumps(_report(3.9))), tmp_path)
     print("lab at 2^20: 3.9 us against a floor of 4.0 us")
     assert run.floor_below_all == {16: [], 20: ["lab"]} and run.floor_holds is False
     data = json.loads(E.dumps(E.BenchFile({"bench-09": run}, machine=MACHINE)))
@@ -84,7 +76,7 @@ def test_cub_below_the_floor_is_named_too():
 
 
 def test_a_floor_below_every_call_is_said_to_hold(tmp_path):
-    run = gpucheck_bench.bench(_fake_bench(tmp_path, _report(4.2)), tmp_path)
+    run = gpucheck_bench.bench(fake_bench(tmp_path, BENCH, json.dumps(_report(4.2))), tmp_path)
     assert run.floor_below_all == {16: [], 20: []} and run.floor_holds is True
     table = gpucheck_bench.floor_table({"bench-09": run})
     assert "floor: at or below every timed call of every bench at every size" in table
@@ -94,10 +86,13 @@ def test_a_floor_below_every_call_is_said_to_hold(tmp_path):
 def test_a_size_without_a_figure_is_not_checked(tmp_path):
     report = _report(4.2)
     report["sizes"][1].update(status="wrong", median_ms=0.0, gbps=0.0, detail="expected 1, got 2")
-    run = gpucheck_bench.bench(_fake_bench(tmp_path, report), tmp_path)
+    run = gpucheck_bench.bench(fake_bench(tmp_path, BENCH, json.dumps(report)), tmp_path)
     assert run.floor_below_all == {16: []}
     assert (
-        gpucheck_bench.bench(_fake_bench(tmp_path, {"sizes": []}), tmp_path).floor_below_all is None
+        gpucheck_bench.bench(
+            fake_bench(tmp_path, BENCH, json.dumps({"sizes": []})), tmp_path
+        ).floor_below_all
+        is None
     )
 
 

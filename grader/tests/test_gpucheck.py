@@ -2,7 +2,6 @@
 piece of evidence, and the options that split a part over GPU calls."""
 
 import json
-import stat
 from pathlib import Path
 
 from grader.infra import evidence
@@ -10,6 +9,7 @@ from grader.commands import gpucheck_bench
 from grader.commands.gpucheck_summary import summary_table
 from grader.infra.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
 from grader.infra.evidence.merge import join_sandbox, merge
+from conftest import fake_bench
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"
 MACHINE = evidence.Machine(
@@ -85,17 +85,6 @@ def test_the_summary_of_the_committed_run():
     assert "floor: at or below every timed call of every bench at every size" in table
 
 
-def _fake_bench(tmp_path: Path, body: str) -> Path:
-    """A bench program that writes `body` as its report to --json=FILE."""
-    exe = tmp_path / "bench-02_interleaved"
-    exe.write_text(
-        '#!/bin/sh\nfor a in "$@"; do case $a in --json=*) '
-        f"printf '%s' '{body}' > \"${{a#--json=}}\";; esac; done\necho measured\n"
-    )
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe
-
-
 def test_a_bench_report_becomes_a_typed_run(tmp_path):
     report = {
         "name": "02_interleaved",
@@ -118,14 +107,18 @@ def test_a_bench_report_becomes_a_typed_run(tmp_path):
             }
         ],
     }
-    run = gpucheck_bench.bench(_fake_bench(tmp_path, json.dumps(report)), tmp_path)
+    run = gpucheck_bench.bench(
+        fake_bench(tmp_path, "bench-02_interleaved", json.dumps(report)), tmp_path
+    )
     assert run.exit_code == 0 and not run.timed_out and "measured" in run.output
     assert run.sizes[0].gbps == 900.0 and run.at(26).cub_gbps == 3600.0
     assert gpucheck_bench.cub_check(run).sizes[26].ratio == 0.25
 
 
 def test_a_report_off_the_schema_is_kept_with_why(tmp_path):
-    run = gpucheck_bench.bench(_fake_bench(tmp_path, '{"sizes": [], "new_key": 1}'), tmp_path)
+    run = gpucheck_bench.bench(
+        fake_bench(tmp_path, "bench-02_interleaved", '{"sizes": [], "new_key": 1}'), tmp_path
+    )
     assert run.sizes == [] and "report not read" in run.output and "new_key" in run.output
 
 

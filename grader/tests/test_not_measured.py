@@ -6,24 +6,14 @@ results.json alike; and a lab file that is a folder is named as such."""
 import csv
 import io
 
-from conftest import student_folder
+from conftest import gpu_lab, student_folder
 
 from grader.engine import feedback, submissions
 from grader.engine.scoring import score
-from grader.labmeta import Lab
 from grader.results import BinaryRun, CaseResult, LabResult, StudentResult
 from grader.status import LabStatus
 
-LAB = Lab(
-    id="04_x",
-    title="x",
-    kind="gpu_sum",
-    files=("reduce.cu",),
-    points_correctness=6,
-    points_performance=4,
-    threshold=0.2,
-    floor=0.1,
-)
+LAB = gpu_lab()
 SKIPPED_BANDWIDTH = CaseResult("SumBandwidth.FractionOfCopyCeiling", "skipped")
 
 

@@ -11,6 +11,7 @@ from grader import cli
 from grader.commands import release
 from grader.infra import toolchain
 from grader.infra.toolchain import REPO
+from conftest import commit, git
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(not GIT, reason="no git on PATH")
@@ -30,31 +31,6 @@ STRAYS = (
     "solutions/01_cpu_baseline/extra.cpp",
     "class-grades/alice.json",
 )
-
-
-def git(repo, *args):
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
-
-
-def commit(repo, message: str, *options: str) -> None:
-    """A commit under a throwaway identity, whatever git config the machine has."""
-    git(
-        repo,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "--no-verify",
-        *options,
-        "-m",
-        message,
-    )
 
 
 def release_files(dest: Path) -> set[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from grader.commands import profile, release
 from grader.engine import fence_statements
 from grader.infra.toolchain import REPO
+from conftest import commit, git
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(not GIT, reason="no git on PATH")
@@ -27,12 +27,6 @@ REF_LINK = re.compile(r"^\s*\[[^\]\n]+\]:\s*(\S+)", re.M)
 # course's top level has, and no placeholder (NN, *, <...>).
 TOP = ("labs", "slides", "grader", "tests", "common", "solutions", "docs", "subprojects")
 PATH_SPAN = re.compile(rf"^(?:{'|'.join(TOP)})(?:/[\w.+-]+)*/?$")
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
 
 
 def test_the_kept_evidence_exists_and_is_what_released_code_reads():
@@ -95,15 +89,7 @@ def test_a_small_release_has_the_students_readme_and_only_the_kept_evidence(tmp_
 def commit_all(repo: Path) -> None:
     git(repo.parent, "init", "-q", str(repo))
     git(repo, "add", "-A", "-f")
-    ident = [
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@example.invalid",
-        "-c",
-        "commit.gpgsign=false",
-    ]
-    git(repo, *ident, "commit", "-q", "--no-verify", "-m", "course")
+    commit(repo, "course")
 
 
 @pytest.fixture(scope="module")

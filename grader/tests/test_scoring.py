@@ -2,23 +2,13 @@
 
 import json
 
-from conftest import FIXTURES
+from conftest import FIXTURES, gpu_lab
 
 from grader.engine.gtest_run import parse_gtest_json
 from grader.engine.scoring import performance_points, score
-from grader.labmeta import Lab
 from grader.results import BinaryRun, CaseResult
 
-LAB = Lab(
-    id="04_x",
-    title="x",
-    kind="gpu_sum",
-    files=("reduce.cu",),
-    points_correctness=6,
-    points_performance=4,
-    threshold=0.2,
-    floor=0.1,
-)
+LAB = gpu_lab()
 
 
 def run_of(*cases):
