@@ -248,10 +248,9 @@ def _grade_lab(
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
     # kept visible: engine/build_flags.py) beside the build ("policy" counts
-    # only the wait after), and beside the untimed tests too, so a worker does
-    # not wait for it after the build (see docs/decisions.md, "The linked
-    # policy check compiles beside the build"); a timing never has a compiler
-    # beside it. Not in the
+    # only the wait after), and beside the untimed tests too, so a worker does not
+    # wait for it (docs/decisions.md, "The linked policy check compiles beside
+    # the build"); a timing never has a compiler beside it. Not in the
     # sandbox: there the build comes first, so that code the sandbox refuses
     # is never compiled outside it. What the build made (a GPU lab's runner
     # is the check's compile, and every build's object) is read after the
