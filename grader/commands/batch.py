@@ -299,10 +299,10 @@ def _run_locked(
             # are removed as they unwind, and what was being graded is not saved.
             stop.set()
             trace("interrupted")  # throughput.py counts the labs graded before this line
-            # A process started since the last round dies within 0.1 s. (Waiting
-            # 0.2 s on each worker's event in turn let one live up to 3.2 s with
-            # 16 workers: the batch took 35 s to stop, tests/gpu_runs/h200/
-            # throughput-c4ed17f-j16-x2-stop.log.)
+            # A process started since the last round dies within 0.1 s, however
+            # many workers there are. (Waiting on each worker's event in turn let
+            # one live for seconds: docs/decisions.md, "An interrupted batch
+            # kills its processes every 0.1 s".)
             while not all(event.is_set() for event in finished):
                 proc.kill_all()
                 time.sleep(0.1)

@@ -19,11 +19,10 @@ CEILING_CALIBRATION_BOUND = 0.15
 
 # CUDA_DEVICE_MAX_CONNECTIONS of the runs that share a GPU (batch --gpu-connections).
 # The driver creates one context at a time for the whole machine, and a context
-# with one queue is made in about a third of the time of one with CUDA's eight
-# (tests/gpu_runs/h100/context-probe-7d20d53.*); a correct GPU lab starts ten
-# processes. The class of tests/submissions went at 1,628 student-labs an hour
-# with 1 against 1,320 with CUDA's 8, on one H100, every outcome as expected
-# (tests/gpu_runs/h100/throughput-667d790-*).
+# with one queue is made in about a third of the time of one with CUDA's eight,
+# and a correct GPU lab starts ten processes: the class grades faster with one,
+# every outcome as expected (see docs/decisions.md, "One queue per context for
+# the runs that share a GPU").
 GPU_CONNECTIONS = 1
 
 

@@ -4,12 +4,10 @@ work moves another's yardstick.
 
 A GPU's copy ceiling is its own: the leads measure theirs at once, one GPU
 each. The host's (lab 01's yardstick) is the machine's: every core copies at
-once, so a second copy beside it halves what it reads. At b254ff3 two leads on
-two H200s measured it together, and one of them read so low a ceiling that its
-16 workers' lab 01 fractions came out 1.07 to 1.61 where the other GPU's read
-0.65 to 0.84 (the reference 1.485 against 0.958, one GPU alone 0.955:
-tests/gpu_runs/h200x2/throughput-b254ff3-2gpu-*.json's "fractions"): the same
-code would have passed on one GPU and failed on the other. So one lead measures
+once, so a second copy beside it halves what it reads. Two leads measuring it
+together read two different ceilings, and the same code would pass on one GPU
+and fail on the other (see docs/decisions.md, "One host copy ceiling per
+batch, measured by one lead alone"). So one lead measures
 the host's ceiling, alone, after the GPUs' and before anything else, and every
 worker of the batch grades lab 01 against that one figure; the batch measures
 it again once every worker is done (the drift check).

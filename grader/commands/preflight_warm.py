@@ -4,10 +4,9 @@ reference's facts for the policy check (engine/facts_cache.py) on every core.
 
 Why: the preflight grades the reference of each lab in turn, and each lab
 built its reference and compiled both instructor's files for the check one
-after another while the machine's cores stood idle. On two H200s (32 cores)
-the preflight took 110 s of the class run's 195 s set-up, about 8 s a lab
-and 18 s for lab 11, of which the tests and the timed run took 2 to 5
-(tests/gpu_runs/h200x2/throughput-e1d94fb-2gpu-*.log.gz, the lead's trace).
+after another while the machine's cores stood idle: most of a class run's
+set-up, most of each lab's share of it compiling (see docs/decisions.md, "The
+preflight warms every lab on every core first").
 
 Not in a timed run's way: a lead warms after every lead has measured its
 copy ceilings, and no lead times a reference before every lead has warmed

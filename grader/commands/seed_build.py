@@ -16,9 +16,9 @@ def seed_build(seed: Path, build: Path, labs_dir: Path) -> None:
     same harness (another worker's, configured and built in this batch from the
     same copy of the repository), with ninja's log and dependency records, so
     that ninja finds the harness built: meson's compile commands name sources
-    relative to the build folder, so both trees run the same ones. The 16
-    workers of an H200 each built theirs, about 110 s together
-    (tests/gpu_runs/h200/throughput-*-slots*).
+    relative to the build folder, so both trees run the same ones. Each worker
+    building its own costs the batch minutes of cores (see docs/decisions.md,
+    "A worker's build tree seeded from another's").
 
     The lab files are then made newer than anything taken: whatever lab code
     the seed's runner programs were built from, every object made from a lab

@@ -2,10 +2,9 @@
 the worker grades its next student.
 
 Sharing a GPU, a student's timed tests wait until the gate gives them the GPU
-alone (gate.py). Waiting in the worker's thread, that worker stopped too: with
-16 workers on an H200, their timed parts waited up to 118 s, and up to ten
-workers at once graded nobody meanwhile (tests/gpu_runs/h200/
-throughput-a4ea9ab-j16-x4-cut.log). Here up to STAGE_DEPTH students at a time wait;
+alone (gate.py). Waiting in the worker's thread, that worker stops too, and
+many workers at once graded nobody meanwhile (see docs/decisions.md, "A worker
+grades its next student while its timed parts wait"). Here up to STAGE_DEPTH students at a time wait;
 the next one's timed parts wait for the first (the worker then stops: no
 backlog grows).
 
@@ -23,9 +22,9 @@ A part that measured a figure, every correctness point earned, but fell short
 of its performance points is timed once more while its turn still holds the
 GPU (retimed), and the better figure counts: a timed run has the GPU alone and
 the CPU first (proc.BACKGROUND_NICE), yet what else the machine does can still
-slow it, and that must not cost the student (a correct lab 08 measured 0.577
-of the copy against the reference's 0.903 in a class beside other students'
-builds: tests/gpu_runs/h100x2/*-69070d5*). Its code cannot gain by it: each
+slow it, and that must not cost the student (a correct lab has measured far
+below the reference beside other students' builds: docs/decisions.md,
+"Untimed work runs at a lower priority"). Its code cannot gain by it: each
 run's every call is checked, a failure in the second run counts, and a slow
 kernel is slow twice. It costs a timed run for the few correct labs that are
 slow.
@@ -42,8 +41,9 @@ grades that student again (keeping this error as a note: feedback.earlier_errors
 Code that is wrong whenever it is timed is wrong twice, and a wrong first run
 gains nothing: the second run's figure is the only one kept. (The one such
 failure seen in a class, the reference's lab 11, was the test's tolerance, not
-the machine, and a rerun with the same seed fails the same way: 87b7298 mended
-the tolerance, tests/support/contracts.cuh's same_timed.)"""
+the machine, and a rerun with the same seed fails the same way: the tolerance
+is now tests/support/contracts.cuh's same_timed, see docs/decisions.md,
+"Lab 11's timed answers".)"""
 
 from __future__ import annotations
 

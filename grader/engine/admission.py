@@ -10,14 +10,11 @@ count against the run's time limit (proc.run's `paused`).
 
 Held to the processes' end, a slot spends some of its time outside the tests'
 cases: the runner's stop (under a compute-sanitizer tool, the tool's report at
-the runner's exit) and both processes' ends (labs 04 and 08 on an H100, medians:
-a test run 0.13-0.36 s of 0.6-1.9 s, memcheck 0.16-0.32 s of 0.22-0.35 s,
-racecheck 0.32-0.50 s of 0.42-0.92 s; tests/gpu_runs/h100/gpu-spread-study-
-d287673-admitted-*). 9be9af6 left the slot once the checker said its tests had
-ended. The slots were then held less (1.71 runs on average against 2.09), but
-the class graded no faster: 2,696 student-labs an hour against 2,836 for
-fd1971f on the same H100 (tests/gpu_runs/h100/throughput-*-s255*). After
-fd1971f the slots no longer bound the batch, so it was taken out again.
+the runner's exit) and both processes' ends. Leaving the slot once the checker
+says its tests have ended holds the slots less but grades a class no faster,
+since the slots no longer bound the batch; so the slot is held to the end,
+the simpler rule (see docs/decisions.md, "A slot is taken once a run's
+processes are up, and held to their end").
 
 A checker of several passes (checker_passes.py) says 'n' between two: its
 runner has ended, and it asks to start the next. The slot is left, and the

@@ -5,8 +5,7 @@ which each had a checker of their own, and in a batch the lab's untimed tests
 before them (shared_gpu.tests_then_tools).
 
 Why: the machine serves a process's start and its CUDA context one at a time
-with every other's (tests/gpu_runs/README.md: context-probe-*, gpu-spread-study-*),
-and a correct GPU lab started five checkers, each with a runner: its tests,
+with every other's (see docs/decisions.md, "Fewer process starts"), and a correct GPU lab started five checkers, each with a runner: its tests,
 three tools and its timed tests. Three tools in one checker start one checker
 where they started three; the tests in the same one, one where they started two.
 

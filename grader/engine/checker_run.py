@@ -59,12 +59,11 @@ CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 
 # The queues of a timed run's contexts (CUDA makes 8). The driver makes one
 # context at a time for the whole machine, and an 11-lab student's timed turn
-# starts 20 processes while the GPU waits for them: one student's ten GPU labs'
-# timed parts were all up in a median 1.03 s with one queue against 3.15 s with
-# eight, their turn 5.83 s against 10.39 s, and no lab's fraction of the copy
-# moved by more than 1.8% (lab 08; the rest within 0.6%) over three rounds in
-# turn on one H100 (tests/gpu_runs/h100/timed-connections-study-2d8d678.*). A lab
-# whose calls span GPUs keeps CUDA's: its kernels wait on each other's flags.
+# starts 20 processes while the GPU waits for them: with one queue they are up
+# in a third of the time, and no lab's measured fraction of the copy moves
+# beyond its spread (see docs/decisions.md, "One queue per context for timed
+# runs"). A lab whose calls span GPUs keeps CUDA's: its kernels wait on each
+# other's flags.
 TIMED_CONNECTIONS = 1
 
 

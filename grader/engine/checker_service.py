@@ -4,8 +4,7 @@ the runs of one checker binary in one environment, where each run started a
 checker of its own.
 
 Why: the machine serves a process's start and its CUDA context one at a time
-with every other's, about 0.21 s a checker and its runner on two H200s
-(tests/gpu_runs/h200x2/gpu-spread-study-e1d94fb-*). A failing GPU lab started
+with every other's (see docs/decisions.md, "Fewer process starts"). A failing GPU lab started
 two contexts and a correct one seven; with a kept checker, one and six.
 
 What a run sees is what a checker of its own gave it: its arguments, its

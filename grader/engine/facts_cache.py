@@ -4,11 +4,10 @@ once and kept in work/facts-cache, keyed by everything that decides them.
 A batch's workers share one such folder (batch_worker.Worker.policy_work),
 and the preflight fills it before any student is graded. Each worker kept a
 folder of its own before, so every worker compiled both files of every lab
-the first time it met that lab: in a class run on one H200 with 16 workers,
-a lab's policy phase took 3.1-4.4 s on a worker's first student and 0.05-0.1 s
-after (8-10 s for lab 11); 32 workers on two H200s met nearly every lab for
-the first time inside the measured span, 3.4-4.3 s each
-(tests/gpu_runs/h200x2/throughput-80edc82-*). One worker compiles an entry
+the first time it met that lab, and with many workers nearly every lab was
+met for the first time inside a class's span, seconds each (see
+docs/decisions.md, "One cache of the instructor's compiled facts per batch").
+One worker compiles an entry
 while the others that want it wait (a lock file per entry, so Slurm tasks
 sharing the folder take turns too), and then they read it.
 

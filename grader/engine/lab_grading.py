@@ -43,8 +43,8 @@ SHARED_CALL_NOTE = (
 # Hung calls a run that shares the GPU may make before the rest of its tests
 # are not run (the checker's --max-timeouts; 2 otherwise): the first already
 # costs every correctness point, and a spinning kernel takes its time slices
-# from every other run on the GPU. The class's endless loop held a slot 20 s
-# a lab with 2 (10 s calls; tests/gpu_runs/h100/throughput-d07675e-*).
+# from every other run on the GPU for each further hang (see
+# docs/decisions.md, "One hung call ends a shared run's tests").
 SHARED_MAX_TIMEOUTS = 1
 SPANS_GPUS_SANITIZER_NOTE = (
     "compute-sanitizer is not run on a lab whose calls span GPUs: its GPUs wait for each other"
@@ -248,9 +248,9 @@ def _grade_lab(
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
     # kept visible: engine/build_flags.py) beside the build ("policy" counts
-    # only the wait after), and beside the untimed tests too (a batch worker
-    # waited a median 4.7 s for it after the build: h100/throughput-03888d5-*-
-    # places4.log); a timing never has a compiler beside it. Not in the
+    # only the wait after), and beside the untimed tests too, so a worker does not
+    # wait for it (docs/decisions.md, "The linked policy check compiles beside
+    # the build"); a timing never has a compiler beside it. Not in the
     # sandbox: there the build comes first, so that code the sandbox refuses
     # is never compiled outside it. What the build made (a GPU lab's runner
     # is the check's compile, and every build's object) is read after the

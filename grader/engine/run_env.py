@@ -20,8 +20,8 @@ def sharing(
     contexts open the queues batch --gpu-connections says, and only that
     option (the batch's fingerprint records it, not the instructor's shell):
     the driver creates one context at a time for the whole machine, and fewer
-    queues make each creation shorter (tests/gpu_runs/h100/
-    context-probe-7d20d53.*). Never for a lab whose calls span GPUs, whose
+    queues make each creation shorter (see docs/decisions.md, "One queue per
+    context for the runs that share a GPU"). Never for a lab whose calls span GPUs, whose
     kernels wait on each other's flags."""
     if not (shared and lab.needs_gpu):
         return env

@@ -36,8 +36,8 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
 TOOL_SECONDS = 600.0  # one tool over a lab's small cases, at most
 # Dynamic parallelism (lab 10): racecheck and synccheck report hazards in the
-# reference solution's child launches (H200, CUDA 13.0: tests/gpu_runs/h200/
-# trusted-grades.json.gz), which their documentation does not support; memcheck only.
+# reference solution's child launches, which their documentation does not
+# support; memcheck only (see docs/decisions.md, "Lab 10 under memcheck only").
 RDC_TOOLS = ("memcheck",)
 # Small, quick cases: the tools slow kernels down by 10-100x.
 SMALL_CASES = (
@@ -46,22 +46,17 @@ SMALL_CASES = (
 )
 FINDING_EXIT = 86
 TOOL_MAX_TIMEOUTS = 2  # the checker's default, as a tool's own checker had
-# One call of a small case under a tool: racecheck's four calls of a case took
-# 43 ms alone and about 80 ms with three runs at once, memcheck's 2 to 7 ms
-# (labs 04 and 08 on an H100, tests/gpu_runs/h100/gpu-spread-study-7ddde45-
-# tools-*.json); 60 s is hundreds of times that. A hang under a tool costs the
+# One call of a small case under a tool: hundreds of times what such a call
+# takes under the slowest tool with other runs beside it (see
+# docs/decisions.md, "One call under a compute-sanitizer tool"). A hang under a tool costs the
 # points where the reference runs clean under it (reference_tools.py), so this
 # is what a lab that hangs when watched costs the batch: twice it (300 s before).
 TOOL_CALL_SECONDS = 60.0
 # Tools under which each case makes its first call only (the checker's
 # --first-call-only; tests/support/test_env.hpp says what the later calls
-# check). racecheck: a case's 4 calls took 43 ms alone and about 80 ms with 3
-# runs at once, against 2 to 7 ms under memcheck (labs 04 and 08 on an H100,
-# tests/gpu_runs/h100/gpu-spread-study-7ddde45-tools-*.json), and held the
-# batch's run slots 29% of their time, more than any tool (throughput-0bbf56a-
-# *-again); with the first call only, 11 ms alone and 16-21 ms three at once
-# (gpu-spread-study-fd1971f-first-call-*), and a batch's racecheck runs held
-# their slots 75 s against 144 s (throughput-fd1971f-*).
+# check). racecheck is by far the slowest tool a call, and held the batch's
+# run slots longer than any other; the first call alone halves its hold (see
+# docs/decisions.md, "Under racecheck each case makes its first call only").
 # Its hazards are in shared memory, which lives for one block of one launch:
 # the later calls run the same kernels on the same sizes.
 FIRST_CALL_ONLY = ("racecheck",)

@@ -107,9 +107,10 @@ def _score(lab: Lab, run: BinaryRun) -> LabResult:
     failed = [c for c in run.cases if not c.ok]
     if failed:
         # The most telling failure first: one the lab's code caused (a test
-        # not run comes last whatever its size: grace's hang in
-        # tests/submissions/class.toml was reported as not_run on an H100 at
-        # 0e61bd8), a correctness case with a named size, the smallest first.
+        # not run comes last whatever its size, else a test refused after a
+        # hang could name a smaller size and hide the hang: docs/decisions.md,
+        # "A test that did not run is never the first failure"), a correctness
+        # case with a named size, the smallest first.
         failed.sort(
             key=lambda c: (
                 hints.not_run(c),
@@ -192,9 +193,9 @@ def _performance(lab: Lab, run: BinaryRun, r: LabResult) -> float:
 def reference_short(r: LabResult) -> str | None:
     """Why the reference's own timed run fell short of its performance points
     here, or None. Not a stop, as a failed correctness test is: one timed run
-    moves by some percent between calls, and lab 01's CPU sum measured 0.341
-    of its copy with nothing else running, where it measures 0.74-0.86
-    (tests/gpu_runs/h100/gpucheck-labs-0bbf56a.json.gz): the instructor is
+    moves by some percent between calls, and a reference once measured well
+    below its usual fraction with nothing else running (see docs/decisions.md,
+    "A reference short of its points warns the instructor"): the instructor is
     told that students' performance points on this machine are suspect."""
     if not r.max_performance or r.points_performance >= r.max_performance:
         return None

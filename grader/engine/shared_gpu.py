@@ -58,8 +58,8 @@ _OUT_OF_MEMORY = re.compile(
     re.IGNORECASE,
 )
 
-# A run alone: the whole run, and one call (every reference's call takes under
-# half a second: tests/gpu_runs/h100/gpucheck-f9cf1c9.json.gz).
+# A run alone: the whole run, and one call, far above any reference's call
+# (see docs/decisions.md, "A run alone: 15 s a call").
 ALONE_SECONDS = 60.0
 ALONE_CALL_SECONDS = 15.0
 
@@ -209,11 +209,10 @@ def sanitize_lab(
                 checker, lab.id, runner, iso, tool, env=env, seed=seed, timeout=ALONE_SECONDS
             )
 
-    # A run slot too, though the small cases need little memory: with the
-    # tools beside the slots' checkers (ee7424e, two H200s, 16 workers a GPU)
-    # a test run took a median 14.8 s and a tool 5.2 s, against 2.4 s and 1.2 s
-    # in slots (h200x2/throughput-ee7424e-*, h100/throughput-64a5ad6-j16-x4-c10.log):
-    # the GPU switches between more contexts, and each waits its turn.
+    # A run slot too, though the small cases need little memory: beside the
+    # slots' checkers, both the tools and the test runs took several times as
+    # long: the GPU switches between more contexts, and each waits its turn
+    # (see docs/decisions.md, "compute-sanitizer's tools hold a run slot").
     # `of`: the runner the tools wrap (the reference's, kept by the preflight,
     # to judge a tool that did not finish cleanly: reference_tools.py).
     def one_checker(

@@ -12,52 +12,42 @@ which every phase of every worker (builds included) holds shared.
 A waiting timed run stops new shared runs from starting (writer preference):
 otherwise a busy GPU would never fall quiet. Except while a shared run has
 lasted longer than STALL_SECONDS, and then for STALL_SECONDS at most
-(_stall_admits says why): a student's endless loop holds the GPU until
-its timeout (30 s a call, twice), and with every other worker stopped behind
-the waiting timed run the whole batch idled that long (8 workers on an H100,
-about 50 s for each hung lab of the class: tests/gpu_runs/h100/
-throughput-c3e006a-j8-x3-cut.log). The others go on sharing meanwhile; once the long run
+(_stall_admits says why): a student's endless loop holds the GPU until its
+timeout, and every other worker stopped behind the waiting timed run would
+idle that long for each hung lab of the class (see docs/decisions.md, "A run
+stalls after 20 s"). The others go on sharing meanwhile; once the long run
 ends, new shared runs wait again and the timed run gets the GPU as soon as the
 runs in flight end.
 
-Each such drain costs every worker the longest run in flight. Once per
-student, it was most of the batch's waiting: with 16 workers on an H200,
-1,560 of the 2,242 s that shared runs waited fell while a timed run waited
-(tests/gpu_runs/h200/throughput-2a0e1c1-j16-x4-cut.log). So a batch's gate
-drains for `drain_at` timed runs waiting, or for one that has waited
-DRAIN_AFTER_SECONDS, and then serves every timed run that waits, one after
-another: one drain for several students. Until then a timed run takes the GPU
-only when it falls quiet by itself. The shared side is a whole
-checker process (its runner included): a kernel the lab's code left running on
-a private stream dies with that process, before a timed run may start.
+Each such drain costs every worker the longest run in flight, and one drain
+per student was most of a batch's waiting. So a batch's gate drains for
+`drain_at` timed runs waiting, or for one that has waited DRAIN_AFTER_SECONDS,
+and then serves every timed run that waits, one after another: one drain for
+several students (see docs/decisions.md, "Timed runs wait together"). Until
+then a timed run takes the GPU only when it falls quiet by itself. The shared
+side is a whole checker process (its runner included): a kernel the lab's code
+left running on a private stream dies with that process, before a timed run
+may start.
 
 A shared run holds the gate from the start of its processes, and one of the
 run slots only once they are up (shared_pass, then Ticket.slot): making CUDA
-contexts, a sandbox and compute-sanitizer's hooks is about half of a test run
-and uses no slot's memory, yet it held a slot, and the slots were what the
-batch waited for (tests/gpu_runs/h100/throughput-667d790-*: three slots held
-77% of the time, each run a median 1.7 s of which about 0.6 s was the start,
-tests/gpu_runs/h100/gpu-spread-study-47e36f7.log). A run counts as stalled
-once its start or its time in a slot passes STALL_SECONDS, never for its wait
-for a slot: a lab whose program hangs as it starts (before the checker's first
-test) holds up a drain no longer than one that hangs in a test.
+contexts, a sandbox and compute-sanitizer's hooks is a large part of a test
+run and uses no slot's memory, and the slots are what a batch waits for (see
+docs/decisions.md, "A slot is taken once a run's processes are up"). A run
+counts as stalled once its start or its time in a slot passes STALL_SECONDS,
+never for its wait for a slot: a lab whose program hangs as it starts (before
+the checker's first test) holds up a drain no longer than one that hangs in a
+test.
 
 A worker's timed parts (one student's labs) start their processes before
 they have the GPU alone (timed_turn, then TimedTurn.admit): the parts start at
 once, while the shared runs in flight drain, and then hold the GPU alone one
-after another. Started one after another with the GPU held, a run's start
-(about 0.45 s: contexts, runner, sandbox) was half of the GPU's time alone,
-and that was 27% of all of it (tests/gpu_runs/h100/throughput-d0a671f-*:
-a student's three timed parts held it a median 2.35 s). One turn at a time,
-from its start to its end: a runner runs the lab's code, which may launch
-kernels of its own while it waits, so no other student's process may be up
-while a timed run holds the GPU. A student's own parts may: they can only
-slow each other. Measured on one H100 against the grader before (ae88711,
-tests/gpu_runs/h100/throughput-*-m5.*): a turn holds the GPU alone a median
-1.0 s (2.5 s before) after about 1.0 s of starting; the GPU is held alone 11-13%
-of the time (21%) but idle 12-13% (4.5%): a drain's later turns start while
-the GPU waits for them, as their starts did inside the hold before. 2,265 and
-2,311 student-labs an hour against 2,233: within the runs' spread.
+after another, so the GPU's time alone is not spent making contexts (see
+docs/decisions.md, "A student's timed parts start before they hold the GPU
+alone"). One turn at a time, from its start to its end: a runner runs the
+lab's code, which may launch kernels of its own while it waits, so no other
+student's process may be up while a timed run holds the GPU. A student's own
+parts may: they can only slow each other.
 
 Order, to rule out deadlock: the machine gate first, then a GPU's; a
 compute-sanitizer place (sanitizer_places.place) before either side of a GPU's gate;
@@ -72,15 +62,14 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-# Far above a correct lab's full tests on a shared GPU (2 to 15 s with eight
-# workers on an H100, throughput-c3e006a-j8-x3-cut.log), far below a hang's 60 s.
+# Far above a correct lab's full tests on a shared GPU, far below a hang's
+# timeout (see docs/decisions.md, "A run stalls after 20 s").
 STALL_SECONDS = 20.0
 
 # How long a timed run may wait before the gate drains for it alone: a
 # student's result waits that long at most for fewer than drain_at others.
-# At 30 s (and drain_at a quarter of 16 workers) the timed runs waited a median
-# 33 s, so drains came every half minute, most of them behind a hung run: 997
-# student-labs an hour (tests/gpu_runs/h200/throughput-cbe0d74-j16-x4-cut.log).
+# Shorter, drains come so often that most wait behind a hung run (see
+# docs/decisions.md, "Timed runs wait together").
 DRAIN_AFTER_SECONDS = 90.0
 
 # How long a timed turn waits for its parts to be up before it takes the GPU
@@ -185,11 +174,11 @@ class Gate:
     def _stall_admits(self) -> bool:
         """Does a stalled run let new shared runs start during a drain? Only for
         stall_seconds from when both the drain was due and a run had stalled:
-        under load every run lasts longer, so a stalled run was nearly always in
-        flight, runs started beside it kept the GPU busy, and timed runs waited
-        up to 118 s with 4 of 16 workers' timed parts due (tests/gpu_runs/h200/
-        throughput-a4ea9ab-j16-x4-cut.log). Bounded, the drain waits at most
-        for a hang's timeout. (lock held)"""
+        under load every run lasts longer, so a stalled run is nearly always in
+        flight, and runs started beside it would keep the GPU busy while timed
+        runs wait (see docs/decisions.md, "A stalled run lets new shared runs
+        start for a bounded time only"). Bounded, the drain waits at most for a
+        hang's timeout. (lock held)"""
         if not self._stalled():
             return False
         stalled_since = min(t for t in self._started.values() if t is not None)

@@ -71,18 +71,9 @@ def list_gpus() -> tuple[Gpu, ...]:
 # holds one. Processes on one GPU do not run side by side: the GPU switches
 # between their contexts, and a lab's tests are hundreds of short launches
 # that each wait for their turn. Letting every worker's run onto the GPU at
-# once made each run slower, not the batch faster: with 16 workers a GPU and
-# only the 2^32 case limited, the tests took a median 58 s a lab and the
-# sanitizer 39 s, against 25 s and 8 s with 3 slots for the tests and 4 for the
-# sanitizer (2 x H100, tests/gpu_runs/h100x2/throughput-a8ba3a4-2gpu-j16-x6-cut.log
-# against tests/gpu_runs/h100/throughput-49841c9-j16-x3-cut.log). The sanitizer
-# gains most from 4 at once (tests/gpu_runs/h100/sanitizer-study-38d1399.json:
-# 0.52 s a run against 1.36 alone, 0.55 at 8). On one H200 with 16 cores and
-# 16 workers, 4 slots: 1,033 student-labs an hour, a test run 3.3 s (median);
-# 7 slots: 1,117, a test run 8.3 s (tests/gpu_runs/h200/throughput-*-slots*):
-# more runs at once only slow each, so 4 (less memory for the same rate). With
-# starts outside the slots (admission.py), 2 slots and 3 went alike on an H100
-# (1,782 and 1,875 an hour: tests/gpu_runs/h100/throughput-d07675e-*).
+# once makes each run slower, not the batch faster; past four at once more
+# runs only slow each, so 4 (less memory for the same rate; see
+# docs/decisions.md, "Four run slots a GPU").
 GPU_RUNS_AT_ONCE = 4
 # A slot must hold the 2^32-element case: its input and the checker's and
 # runner's contexts, about 17 GiB, counted generously.

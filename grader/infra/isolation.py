@@ -48,8 +48,8 @@ def _is_root() -> bool:
 # over TCP on 127.0.0.1 and an abstract socket named after the target's PID
 # ("@nv_target_process_%d" in the tool's binary): in the machine's network
 # namespace two runners in PID namespaces of their own have the same PIDs, and
-# of two sanitizer runs at once one hung until its limit
-# (tests/gpu_runs/h100x2/sanitizer-study-a838259.json). A namespace each makes
+# of two sanitizer runs at once one can take the other's socket and hang until
+# its limit (see docs/decisions.md, "Sanitizer places"). A namespace each makes
 # the socket theirs, and cuts the lab's code off the network.
 _LOOPBACK_UP = """
 import ctypes, fcntl, os, socket, struct, sys

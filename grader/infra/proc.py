@@ -135,13 +135,10 @@ def kill_all() -> int:
 # checks, untimed tests and compute-sanitizer runs: `background`) runs at the
 # lowest CPU priority, so that a timed run gets a core the moment it wants one:
 # the CPU paces a GPU lab's timed calls (the checker's requests, the runner's
-# launches, the read-back), and a run that waits for a core measures the wait.
-# On an H100 with every core busy at equal priority, the reference solutions
-# of labs 06, 07, 09 and 11 measured 0.57-0.64 of the copy, below their
-# thresholds (0.93-0.95 on the idle machine), and in a batch of the eleven-lab
-# class a correct lab 08 measured 0.577 against the reference's 0.903, its
-# builds and policy checks running beside its timed turn
-# (tests/gpu_runs/h100x2/*-69070d5*). Two knobs, since either may be the one
+# launches, the read-back), and a run that waits for a core measures the wait:
+# with every core busy at equal priority, reference solutions measured below
+# their thresholds (see docs/decisions.md, "Untimed work runs at a lower
+# priority"). Two knobs, since either may be the one
 # in force: the process's nice value, which the scheduler weighs between
 # processes of one CPU group, and its session's autogroup's (sched(7)), which
 # is what it weighs between sessions where the kernel groups by session (a
@@ -151,8 +148,8 @@ def kill_all() -> int:
 # times a second at most, machine-wide, from a process without CAP_SYS_ADMIN
 # (a grader not root, and anything in a sandbox's user namespace), counting
 # every write, a privileged one too (sched/autogroup.c), so each run
-# tries twice, 0.1 s apart (16 workers on a GPU graded 208 labs in 254 s at
-# 69070d5, each lab some four programs: three or so a second); one refused
+# tries twice, 0.1 s apart (a busy batch starts a few such programs a second,
+# under the kernel's ten); one refused
 # twice keeps its nice value only, which is all that counts
 # where autogroups are off or the grader runs in a cgroup of its own. So does a
 # sandboxed runner, which bwrap starts in a session of its own, beyond the

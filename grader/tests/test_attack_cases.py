@@ -105,8 +105,9 @@ def test_faults_bounded_check_reads_the_hints(tmp_path):
 
 def test_ceiling_check_takes_any_gpu_of_the_batch(tmp_path):
     """A two-GPU batch measures a ceiling per GPU, and a lab may be graded on
-    either (f4f6d30 on two H100s: 3007.7 and 3003.0 GB/s); a figure neither
-    GPU measured is a moved yardstick."""
+    either, and the two differ (docs/decisions.md, "The attack judge takes a
+    ceiling from any GPU of the batch"); a figure neither GPU measured is a
+    moved yardstick."""
     import json
 
     class Lab:

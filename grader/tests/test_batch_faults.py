@@ -457,8 +457,9 @@ def test_a_second_signal_while_the_batch_stops_cannot_cut_its_killing_short(tmp_
 def test_an_interrupted_batch_kills_what_its_workers_start_after_the_interrupt(tmp_path):
     # Workers go on to their next step until they see the stop: each process
     # they start must die at once. Killing between waits of 0.2 s on each
-    # worker in turn let such a process live 3 s with 16 workers, and a batch
-    # took 35 s to stop (tests/gpu_runs/h200/throughput-c4ed17f-j16-x2-stop.log).
+    # worker in turn let such a process live for seconds, and a batch took half
+    # a minute to stop (docs/decisions.md, "An interrupted batch kills its
+    # processes every 0.1 s").
     run = _sleeping_workers(tmp_path, workers=4, sleeps=40)
     run.send_signal(signal.SIGINT)
     asked = time.monotonic()

@@ -262,7 +262,7 @@ EVIDENCE_LIMIT = 8 * 2**20
 
 
 def test_the_evidence_in_the_tree_stays_under_its_limit():
-    # The tree keeps the current run of each claim (tests/gpu_runs/README.md), and
+    # The tree keeps the current run of each claim (the evidence's README), and
     # every tracked file travels to the GPU machine on each call: a superseded run
     # leaves the tree (git keeps it), and a kept run that no code reads is gzipped.
     total = _tracked_weight(RUNS.parents[1], "tests/gpu_runs")

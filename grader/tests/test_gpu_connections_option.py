@@ -33,7 +33,8 @@ def test_the_option_reaches_the_config(monkeypatch):
 
 
 def test_one_queue_is_the_default(monkeypatch):
-    # The class went 23% faster with it on one H100 (tests/gpu_runs/h100/throughput-667d790-*).
+    # A class grades faster with it (docs/decisions.md, "One queue per context
+    # for the runs that share a GPU").
     seen = []
     from grader.commands import batch
 

@@ -71,7 +71,7 @@ def test_a_batch_that_did_not_end_fails_the_join():
 
 
 def test_merging_the_two_committed_calls_gives_the_committed_run():
-    # gpucheck-fac4fd8.json.gz is bench-fac4fd8.json and labs-fac4fd8.json.gz joined.
+    # The committed gpucheck run is its bench run and its labs run joined.
     merged = merge([RUNS / "bench-fac4fd8.json", RUNS / "labs-fac4fd8.json.gz"])
     assert merged == evidence.load(RUNS / "gpucheck-fac4fd8.json.gz", GpuCheck)
 

@@ -3,7 +3,7 @@ measured alone by one lead and shared by every worker; the preflight's lab 01
 timed one lead at a time and before any GPU lab's. Before, each GPU's lead
 measured the host's ceiling beside the other's, and on two H200s one GPU's
 workers graded lab 01 against a ceiling about two thirds of the other's
-(tests/gpu_runs/h200x2/throughput-b254ff3-2gpu-*.json). Threads and fakes: no
+(docs/decisions.md, "One host copy ceiling per batch"). Threads and fakes: no
 GPU, no build."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_a_batch_on_two_gpus_grades_every_lab_01_against_one_host_ceiling(
     tmp_path, monkeypatch, offline_batch
 ):
     """Each GPU's lead would read its own host ceiling (here 100 and 60 GB/s, as
-    two leads measuring at once read at b254ff3); the batch measures it once,
+    two leads measuring at once have read); the batch measures it once,
     by the first lead, before and after, and every student's lab 01 gets it."""
     from conftest import fake_grade_lab, student_folder
 

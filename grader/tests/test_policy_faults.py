@@ -2,9 +2,10 @@
 student's file is what failed. The instructor's files that it compares with
 (the skeleton and the reference) failing to compile is the machine's or the
 grader's: the lab is not graded (ERROR, graded again by the batch's next run),
-never refused. A class run on an H200 at f18c65d refused a correct lab 05
-that way (tests/gpu_runs/h200x2/, README "Owed now"), and its reason had
-dropped the compilers' output. And every unjudged check is run once more
+never refused: the student cannot mend the instructor's files, and a busy
+machine can fail them (docs/decisions.md, "A policy check that cannot judge
+the instructor's files is not the student's fault"). The reason keeps the
+compilers' output. And every unjudged check is run once more
 before anything is said: a busy machine's failure must not count at all."""
 
 from pathlib import Path

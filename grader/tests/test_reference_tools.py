@@ -226,7 +226,7 @@ def test_the_preflight_keeps_the_references_gpu_runners_and_students_are_judged_
 
 def test_tools_never_started_run_again_only_while_the_lab_has_points(monkeypatch, tmp_path):
     """A hang under memcheck ends the checker before racecheck and synccheck
-    start. They run again in a checker of their own (c3ec080) unless the hang
+    start. They run again in a checker of their own unless the hang
     has cost the lab its points: a hang under each would cost the batch up to
     TOOL_SECONDS each, for nothing."""
     again: list[tuple[str, ...]] = []

@@ -67,10 +67,10 @@ def judge(attack: dict, result, out: Path, policy: bool, reached: int | None = N
                 problems.append(f"{name}: every test ran; hints: {lab.hints[:3]}")
         elif check == "ceiling_unmoved":
             # The batch measured each GPU's ceiling before any student ran; the
-            # lab must carry the one of the GPU its result names (on two H100s
-            # they differed by 0.16%, 3007.7 and 3003.0 GB/s: tests/gpu_runs/
-            # h100x2/gpucheck-attacks-f4f6d30.json.gz), or of any GPU of the
-            # batch where it names none.
+            # lab must carry the one of the GPU its result names (two GPUs'
+            # ceilings differ: docs/decisions.md, "The attack judge takes a
+            # ceiling from any GPU of the batch"), or of any GPU of the batch
+            # where it names none.
             side = "gpu" if not lab.lab.startswith("01_") else "cpu"
             workers = json.loads((out / "batch.json").read_text())["workers"]
             own = [w for w in workers if w["gpu"] and w["gpu"] == result.gpu]

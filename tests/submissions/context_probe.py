@@ -8,8 +8,8 @@ times; the study also records each process's wall time, its exit included
 (the context's teardown).
 
 Why: gpu_spread_study.py found about 0.4 s of every test run's start served
-one run at a time across the machine, whatever the GPU
-(tests/gpu_runs/h100x2/gpu-spread-study-d288ec6.*). If K bare contexts also
+one run at a time across the machine, whatever the GPU (docs/decisions.md,
+"A batch's rate is bound by the host, not its GPUs"). If K bare contexts also
 take K times as long, the driver serialises context creation, and the lever is
 fewer processes per lab; if the allocations scale instead, it is fewer
 allocations per case.

@@ -1,9 +1,8 @@
 """Which programs a batch's CPU time goes to: a study beside throughput.py.
 
-The 11-lab class on one GPU of two with 16 of the host's 32 cores kept those
-cores about 84% busy (median; 99% at the 90th percentile) while its GPU was
-44% used (tests/gpu_runs/h100x2/throughput-3b894b2-*): the cores, not the
-GPU, bound it. Which of the batch's programs spend them (the compiler's
+A class batch keeps its cores far busier than its GPU: the cores, not the
+GPU, bind it (docs/decisions.md, "A batch's rate is bound by the host, not
+its GPUs"). Which of the batch's programs spend them (the compiler's
 stages, compute-sanitizer, the checkers and runners, the grader's Python)
 is what a change must cut, and what /proc/stat's one total cannot say.
 
@@ -116,8 +115,8 @@ class Periodic:
     """A thread of its own that calls first(), then sample() every `every`
     seconds until stop(): each sample goes to `samples` and, as a line of
     JSON, to `path` as it is taken, so that a run cut before its end keeps
-    them (the first run of CommandCpu, eab5613's, was cut by the device's
-    limit and lost all of them with its memory). throughput.py's samplers."""
+    them (a run cut by the device's time limit loses whatever it held only in
+    memory). throughput.py's samplers."""
 
     def __init__(self, every: float, path: Path | None = None) -> None:
         self.every, self.path = every, path

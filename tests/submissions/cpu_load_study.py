@@ -10,7 +10,7 @@ Why: a batch's timed turn has the GPU to itself, not the CPU; the CPU paces a
 timed run (the checker's requests, the runner's launches, the read-back).
 On an H100 with 32 busy loops beside it, labs 06, 07, 09 and 11 fell below
 their thresholds, and in the eleven-lab class a correct lab 08 lost points
-(tests/gpu_runs/h100x2/*-69070d5*). Each busy loop runs in a session of its
+(docs/decisions.md, "Untimed work runs at a lower priority"). Each busy loop runs in a session of its
 own, as each program a batch starts does (proc.run), so that the kernel weighs
 them as it weighs a batch's work, autogroups included.
 

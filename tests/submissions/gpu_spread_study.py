@@ -4,10 +4,10 @@ lab's untimed tests (as a batch runs them: checker and runner, LAB_GPU_WAIT=bloc
 each runner contained) started together, all on the first GPU or spread over
 the machine's GPUs, and how long each took.
 
-Why: on two H100s of one host (1e3a1ba, tests/gpu_runs/h100x2/throughput-
-1e3a1ba-*), a batch with 16 workers and 3 run slots per GPU ran each test run
-in a median 5.0 s; the same batch on one of the GPUs and half the cores, 2.6 s.
-The slots are per GPU, so the two GPUs' runs slowed each other down: either
+Why: on two GPUs of one host a batch's test runs took about twice as long
+as the same batch's on one of the GPUs and half the cores (docs/decisions.md,
+"A batch's rate is bound by the host, not its GPUs"). The slots are per GPU,
+so the two GPUs' runs slowed each other down: either
 something of the machine is shared (the driver, the CPU, memory), or the batch
 differs. If K runs spread over two GPUs take as long each as K runs on one, the
 limit is the machine's, and more GPUs cannot raise a batch's rate; if they take
@@ -20,8 +20,8 @@ usage: gpu_spread_study.py OUT [--arch sm_90] [--lab 04_sequential_addressing]
 Writes OUT/gpu-spread-study.json after every row and prints each row. Each run
 is admitted as a batch admits it (admission.py: the checker makes its context
 and starts its runner, then waits for GO): up_seconds is until then, and
-held_seconds after, what a batch's run slot would hold (since d287673;
-earlier files time the runner's start inside the first case)."""
+held_seconds after, what a batch's run slot would hold (files without
+up_seconds time the runner's start inside the first case)."""
 
 from __future__ import annotations
 

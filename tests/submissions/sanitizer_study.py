@@ -15,12 +15,12 @@ usage: sanitizer_study.py OUT [--arch sm_90] [--labs 04_sequential_addressing,..
 Writes OUT/sanitizer-study.json after every row (a run cut by the GPU call's
 time limit keeps what it measured) and prints each row as it is measured.
 
-The first try (an H100, 2025.3.1 of the tool) ran past its 540 s with nothing
-printed: the rows were kept to the end and each run could wait 300 s. Hence a
-row at a time, 60 s a run. The second (h100x2/sanitizer-study-a838259.json):
-two runs at once hang with ports of their own too; the tool's binary names a
+A row at a time, 60 s a run: a study whose rows wait for its end, each run
+free to wait minutes, can pass the GPU call's limit with nothing printed.
+Two runs at once hang even with ports of their own: the tool's binary names a
 socket "@nv_target_process_%d" after the target's PID, which is the same in
-two PID namespaces (grader/infra/isolation.py)."""
+two PID namespaces (grader/infra/isolation.py; docs/decisions.md, "Sanitizer
+places")."""
 
 from __future__ import annotations
 

@@ -27,8 +27,8 @@ cores that were busy and of the GPUs' utilisation (sampled every 2 s from
 
 The steady rate counts a lab when its untimed tests end; its timed part may
 still wait for a drain then, and a span too short for drains leaves their cost
-out (with 24 workers on one H100 the first drain came after a 116 s span:
-tests/gpu_runs/h100x2/throughput-f4f6d30-*). So over the same span it also
+out (with many workers the first drain can come two minutes into the span).
+So over the same span it also
 reports the complete rate (complete_rate): the labs of the students that were
 done (timed parts run, result written), with the timed turns the span held
 and the labs graded by its end whose students were not done. While those pile
@@ -300,8 +300,8 @@ def main() -> int:
 def keep_problems(out: Path, problems: list[str], dest: Path) -> list[str]:
     """The result.json and feedback.md of each student whose outcome was not as
     expected, copied to dest/NAME/: the batch's folder goes with the machine,
-    and with it the case, seed and values that would replay the failure (a
-    correct lab 09 failed once at 5633d34 and nothing of it was kept).
+    and with it the case, seed and values that would replay the failure, which
+    is otherwise lost with the machine.
     Returns the files copied, relative to dest's parent."""
     kept = []
     for name in sorted({p.split(":")[0] for p in problems}):
@@ -416,8 +416,7 @@ def steady_rate(log: str) -> dict | None:
 def per_minute(log: str, steady: dict | None) -> list[int] | None:
     """The labs graded in each whole minute of the steady span, from its start:
     where the rate dips (every worker's students waiting for their timed turns
-    at once, the first of them in a wave: tests/gpu_runs/README.md, b254ff3's
-    row), which a rate over the span hides and two runs must share to compare."""
+    at once, the first of them in a wave), which a rate over the span hides and two runs must share to compare."""
     if not steady:
         return None
     times = [float(m.group(1)) for m in map(_TRACE.match, log.splitlines()) if m]
@@ -685,8 +684,8 @@ class Sampler(cpu_by_command.Periodic):
     seconds since `started` (the batch's trace clock starts within a second).
     Only the cores this process may use and the GPUs CUDA_VISIBLE_DEVICES
     leaves: issue16_gpu.sh's ONE_GPU=1 grades on one GPU and half the cores of
-    a two-GPU host, and the whole machine's figures read half as busy (its
-    3b894b2 run: 42% of 32 cores, about 84% of its 16)."""
+    a two-GPU host, and the whole machine's figures would read it half as busy
+    as it is."""
 
     def __init__(self, started: float, path: Path | None = None, every: float = 2.0) -> None:
         super().__init__(every, path)

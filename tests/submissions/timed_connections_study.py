@@ -6,11 +6,12 @@ them (gate.Gate.timed_turn), with CUDA's eight queues a context (what every
 timed run has today, checker_run.checker_env) and with one, in turn.
 
 Why: the driver makes one context at a time for the whole machine, and a
-context with one queue takes about a third of the time (tests/gpu_runs/h100/
-context-probe-7d20d53.*). An 11-lab student's turn starts 20 processes, in
-3.2 to 4.9 s, with the rest of the batch waiting (tests/gpu_runs/h100x2/
-*bbc7b2e*-1gpu*). The shared runs have had one queue since 667d790; the timed
-runs may get it only if no lab's fraction of the copy moves.
+context with one queue takes about a third of the time (docs/decisions.md,
+"One queue per context for the runs that share a GPU"). An 11-lab student's
+turn starts 20 processes, seconds with the rest of the batch waiting. The
+shared runs have one queue; the timed runs may get it only if no lab's
+fraction of the copy moves (docs/decisions.md, "One queue per context for
+timed runs").
 
 usage: timed_connections_study.py OUT [--arch sm_90] [--rounds 3] [--connections 8,1]
                                   [--labs 02,...] [--timeout 120]

@@ -2,7 +2,7 @@
 // started anew under a wrapping of its own: the lab's untimed tests, then
 // compute-sanitizer's tools, each of which had a checker of its own. The
 // machine serves the start of a process and its CUDA context one at a time
-// with every other's (tests/gpu_runs/README.md, context-probe-*), and a
+// with every other's (docs/decisions.md, "Fewer process starts"), and a
 // correct GPU lab started five checkers: three tools in one checker start one
 // where they started three, and the tests in the same one start one where they
 // started two.

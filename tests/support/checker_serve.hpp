@@ -2,10 +2,9 @@
 // context, for every untimed run of one batch worker's labs of its contract.
 //
 // Why: the machine serves a process's start and its CUDA context one at a
-// time with every other's, about 0.21 s a checker and its runner on two H200s
-// (tests/gpu_runs/h200x2/gpu-spread-study-e1d94fb-*), and at 32 workers that
-// part was busy about 70% of the time: a lab's tests waited 2.3 s to start
-// against 1.05 s on one GPU. A failing lab started two contexts, a correct one
+// time with every other's, and with many workers that part is busy most of
+// the time, so a lab's tests wait to start (docs/decisions.md, "Fewer process
+// starts"). A failing lab started two contexts, a correct one
 // seven; a kept checker takes one from each.
 //
 // The grader (grader/engine/checker_service.py) sends each run as one message

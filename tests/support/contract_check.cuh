@@ -302,9 +302,9 @@ void check_two_streams() {
 // them (a grid launched before its parent has finished) finds the other
 // input's partials there, so each call the race strikes gives a wrong answer.
 // The edge-size cases repeat one input, where a stale partial is the right
-// one, and catch such a race only on a case's first call: lab 10's
-// fire_and_forget mutant passed every one of them in 2 GPU runs of 9
-// (tests/gpu_runs/h100/labs-b2e7c51-log.txt). kBatches of wire::kMaxCalls
+// one, and catch such a race only on a case's first call, so a racing lab
+// passes them in some runs (docs/decisions.md, "Many calls on one workspace,
+// two inputs in turn"). kBatches of wire::kMaxCalls
 // calls, each into an output of its own, read back after each batch.
 template <class C>
 void check_alternating_inputs() {

@@ -264,9 +264,8 @@ struct FloatSumTraits {
   // 4e7 to 3.4e9 (spread 1.5e9). A copy's plant moves its total by 2^23 - 2^21
   // to 2^24 + 2^21, so a run whose input totals about that much fails the
   // naive check where a plant lands within 256 errors of 0: about 1 run in 150
-  // by these figures, and 1 of the 214 lab 11 gradings in the committed class
-  // logs (the reference's, h100/throughput-94a04dd-j24-x12-c10-p8-lcourse.log,
-  // "11:1 failed"). So the tolerance is relative to at least 2^23, the least
+  // by these figures, as the class runs saw (docs/decisions.md, "Lab 11's
+  // timed answers"). So the tolerance is relative to at least 2^23, the least
   // plant: 2^15 for naive and pairwise, 30 times the largest naive error
   // above, and 8 for the accurate methods; a plant still moves the total by
   // 2^23 - 2^21 or more, so a remembered answer still fails.

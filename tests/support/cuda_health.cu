@@ -19,8 +19,7 @@ std::string lost_cuda_context() {
 // A process that spins while the GPU serves other processes' contexts keeps a
 // core busy for nothing: with four to seven runs sharing one GPU, as many
 // cores that builds, policy checks and compute-sanitizer on the same machine
-// then lack (tests/gpu_runs/h200/throughput-*-slots*: a lab's tests ran 3.3 s
-// with four at once, 8.3 s with seven, about 2 s alone).
+// then lack (docs/decisions.md, "Untimed runs wait for the GPU asleep").
 void wait_for_gpu_as_asked() {
   const char* wait = std::getenv("LAB_GPU_WAIT");
   if (wait == nullptr || std::strcmp(wait, "block") != 0) return;

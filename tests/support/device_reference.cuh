@@ -2,11 +2,10 @@
 // same counter-based generator that wrote the input (`Input::at`, host and
 // device), never from a buffer the lab's code has been given.
 //
-// Why: on the H200 machine (16 cores) the host references of the 2^32-element
-// case took 1.7 s (int sum, every core) and 13 s (lab 11's 128-bit fixed
-// point) per case, most of each lab's test time, and they took every core
-// from the builds a batch runs beside the tests (tests/gpu_runs/h200/
-// trusted-grades.json.gz). On the GPU the same sums take milliseconds.
+// Why: the host's references of the 2^32-element case take seconds per case,
+// most of each lab's test time, and every core the builds a batch runs beside
+// the tests need (docs/decisions.md, "Exact answers of large cases computed on
+// the GPU"). On the GPU the same sums take milliseconds.
 //
 // Exactness does not depend on the order: integer sums (64-bit, and 128-bit
 // fixed point for floats) are associative, and max_op is a commutative,

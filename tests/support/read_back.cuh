@@ -1,8 +1,8 @@
 // A case's small reads and writes of device memory, queued on its stream and
-// waited for once. Alone on a GPU a round trip (a kernel, a 4-byte read back)
-// takes 14 us; while other processes' contexts share the GPU each one waits
-// for the GPU to switch back: 270 us each with two processes, 410 us with
-// three (2,000 round trips each: tests/gpu_runs/h100/context-probe-d07675e.json).
+// waited for once. While other processes' contexts share the GPU each round
+// trip (a kernel, a 4-byte read back) waits for the GPU to switch back, some
+// twenty times its cost alone (docs/decisions.md, "A case's small reads and
+// writes queued, waited for once").
 // A case read each call's result, wrote its planted element and checked its
 // input in 17 round trips; queued this way it makes 9, four of them the lab's.
 #pragma once

@@ -510,10 +510,10 @@ void RunnerLink::run(const std::vector<Invocation>& calls) {
     case wire::Status::kContextLost: {
       reap(false);  // it exits by itself after this reply
       // Every next request starts a runner and a CUDA context again, about
-      // half a second on a shared GPU: a lab whose every call faults held its
-      // GPU slot 36 s for lab 02's 72 tests (heidi's out-of-bounds read,
-      // tests/gpu_runs/h100/throughput-64a5ad6-j16-x4-c10.log), and would
-      // hold it minutes for lab 09's 276. So a lost context counts as a crash
+      // half a second on a shared GPU: a lab whose every call faults would
+      // hold its GPU slot for half a minute or more, minutes for lab 09's
+      // many tests (docs/decisions.md, "A lost CUDA context counts against
+      // the crash budget"). So a lost context counts as a crash
       // against the same budget. One failed test already costs every
       // correctness point (grader/engine/scoring.py): the tests not run after
       // the budget change what the feedback lists, never the grade.

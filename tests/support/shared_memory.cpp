@@ -28,10 +28,9 @@ std::uint32_t g_next_id = 1;
 // the runner (create, export, map; import, map), and its release a device-wide
 // synchronisation and an unmap on each side; the driver serves these calls one
 // at a time across the machine. A case makes three (its input between guard
-// bands, its output, its workspace), nearly all of them one 2 MiB granule: a
-// small case took 4 ms alone whatever its size, 2 ms with spares (an H100,
-// tests/gpu_runs/h100/gpu-spread-study-{d059eaf,2ff7f92}-*.json, the cases'
-// times). A spare shows the runner nothing it could not see before: what the
+// bands, its output, its workspace), nearly all of them one 2 MiB granule, so
+// spares halve a small case's time (docs/decisions.md, "Spare arenas"). A
+// spare shows the runner nothing it could not see before: what the
 // checker wrote there for an earlier case, which the next owner overwrites
 // (inputs generated, outputs poisoned, workspaces zeroed) before any call.
 // Only arenas no other GPU reaches (access 0) are kept: see release_arena.

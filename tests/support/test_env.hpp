@@ -36,10 +36,10 @@ double ceiling_gbps(const std::function<double()>& measure);
 // A compute-sanitizer run (--first-call-only, grader/engine/sanitize.py):
 // each case makes its first call only. The tool would see the same kernels
 // again on calls 2 to 4, which differ from the first only in what *out holds
-// before the call and in one element of the input; under racecheck each call
-// costs about 10 ms where the case's checks cost 1 ms (tests/gpu_runs/h100/
-// gpu-spread-study-7ddde45-tools-*.json), so the three repeats were most of
-// the tool's time on the GPU. What the repeats check (an output not reset, state left in
+// before the call and in one element of the input; under racecheck a call
+// costs many times the case's checks, so the three repeats were most of the
+// tool's time on the GPU (docs/decisions.md, "Under racecheck each case makes
+// its first call only"). What the repeats check (an output not reset, state left in
 // the workspace, a remembered answer) the tests' own run checks.
 bool first_call_only();
 void set_first_call_only(bool on);

@@ -2,8 +2,8 @@
 // virtual memory API, exported as a POSIX file descriptor that travels over
 // the runner's socket (it crosses PID namespaces and sandboxes). A memory
 // pool's own export does the same for small allocations, but its importer
-// crashes (SIGSEGV) for allocations of 8.6 GB and more on an H200 with driver
-// 580 (tests/gpu_runs/h200/ipc-sizes.txt), and the 2^32-element test needs 17 GB.
+// crashes for allocations of several GB, and the 2^32-element test needs
+// 17 GB (docs/decisions.md, "Device memory shared through the driver's VMM API").
 #pragma once
 
 #include <cstddef>

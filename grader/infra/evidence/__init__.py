@@ -119,8 +119,9 @@ def as_record(data: Any, cls: type[R], where: str = "evidence") -> R:
 
 
 def read_text(path: Path) -> str:
-    """A committed run's text; runs kept as `.json.gz` (tests/gpu_runs/README.md says
-    why) read as the JSON they were written as."""
+    """A committed run's text; runs kept as `.json.gz` (to keep the tree small:
+    docs/decisions.md, "The evidence in the tree stays under 8 MiB") read as
+    the JSON they were written as."""
     if path.name.endswith(".gz"):
         return gzip.decompress(path.read_bytes()).decode()
     return path.read_text()

@@ -1,5 +1,5 @@
 """The one adapter from earlier layouts to the current schema version. The committed
-runs under tests/gpu_runs/ are read through it, so they stay byte for byte as the GPU
+GPU runs (the evidence) are read through it, so they stay byte for byte as the GPU
 machine wrote them.
 
 Version 0 (the layouts before the schema, no `schema_version`) differs from 1 in:
