@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.infra import bwrap, isolation, sandbox
 from grader.infra.toolchain import REPO
 

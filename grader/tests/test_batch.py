@@ -10,7 +10,7 @@ import pytest
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.engine import feedback, submissions
 from grader.infra.toolchain import REPO
 from grader.results import StudentResult

@@ -175,7 +175,7 @@ def test_the_workers_of_one_batch_grade_with_one_policy_folder(tmp_path, monkeyp
     from test_batch import LAB01
     from test_batch_faults import config
 
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import lab_grading
 
     seen: list[Path] = []

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 from grader.engine import checker_run, lab_grading
 from grader.infra.gate import Gate
 
@@ -25,7 +26,7 @@ def parse(*extra: str):
 
 def test_the_option_reaches_the_config(monkeypatch):
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(parse("--gpu-connections", "8"))
@@ -35,7 +36,7 @@ def test_the_option_reaches_the_config(monkeypatch):
 def test_one_queue_is_the_default(monkeypatch):
     # The class went 23% faster with it on one H100 (tests/gpu_runs/h100/throughput-667d790-*).
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(parse())

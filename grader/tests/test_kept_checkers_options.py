@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,7 @@ def test_the_options_reach_the_config(monkeypatch, tmp_path, flags, kept, timed)
         ["batch", "sub", "--out", str(tmp_path), "--jobs-per-gpu", "4", *flags]
     )
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(args)

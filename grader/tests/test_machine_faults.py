@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.commands import batch_guard
+from grader.batch import guard as batch_guard
 from grader.engine import build_flags, lab_grading, lab_policy, policy, symbols
 from grader.infra import toolchain
 from grader.infra.toolchain import REPO

@@ -196,7 +196,7 @@ def test_counts_only_an_unclean_ending_against_a_clean_reference():
 def test_the_preflight_keeps_the_references_gpu_runners_and_students_are_judged_by_them(
     tmp_path, monkeypatch
 ):
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import lab_grading
     from grader.tests.test_batch_faults import worker_of_gpus
 

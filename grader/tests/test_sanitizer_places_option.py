@@ -5,7 +5,8 @@ moves no grade, so results graded with another stay reusable."""
 from pathlib import Path
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 from grader.infra import sanitizer_places as places
 
 
@@ -14,7 +15,7 @@ def test_the_option_reaches_the_config(monkeypatch, tmp_path):
         ["batch", "sub", "--out", str(tmp_path), "--jobs-per-gpu", "4", "--sanitizer-places", "8"]
     )
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(args)

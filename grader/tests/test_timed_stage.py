@@ -1,4 +1,4 @@
-"""A worker's students' timed parts in a stage of their own (commands/timed_stage.py):
+"""A worker's students' timed parts in a stage of their own (batch/timed_stage.py):
 the worker goes on to its next student while they wait for the GPU alone, each
 part runs the runner its own student's build made, and at most `depth` students
 wait there at once."""
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from grader import labmeta
-from grader.commands import batch_worker, timed_stage
+from grader.batch import worker as batch_worker, timed_stage
 from grader.engine import shared_gpu
 from grader.engine.lab_grading import TimedPart
 from grader.results import FailedCase, LabResult, StudentResult

@@ -25,7 +25,7 @@ from ..results import StudentResult
 from ..status import LabStatus
 from . import preflight_warm, timed_stage
 from .seed_build import seed_build
-from .batch_config import BatchConfig, BatchError
+from .config import BatchConfig, BatchError
 from .gpu_group import Ceiling, GpuGroup
 from .lead_turns import LeadTurns
 

@@ -46,15 +46,10 @@ from ..infra import sanitizer_places
 from ..infra.gate import Gate, held
 from ..results import StudentResult
 from . import ceiling_drift, class_report
-from .batch_config import (
-    CEILING_CALIBRATION_BOUND,
-    BatchConfig,
-    BatchError,
-    Interrupted,
-)
+from .config import CEILING_CALIBRATION_BOUND, BatchConfig, BatchError, Interrupted
 from ..infra.trace import trace
-from .batch_guard import OutLock, check_space, signals_noted
-from .batch_worker import Worker
+from .guard import OutLock, check_space, signals_noted
+from .worker import Worker
 from .gpu_group import GpuGroup
 from .lead_turns import HOST, LeadTurns, wait_at
 from .timed_stage import TimedStage
