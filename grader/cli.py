@@ -186,7 +186,8 @@ def _similarity(args: argparse.Namespace) -> int:
 
 
 def _gpucheck(args: argparse.Namespace) -> int:
-    from .commands import gpucheck, gpucheck_summary
+    from .commands import gpucheck
+    from .gpucheck import summary as gpucheck_summary
 
     if args.merge:
         from .infra import evidence

@@ -11,8 +11,8 @@ import json
 import stat
 from pathlib import Path
 
-from grader.commands import gpucheck_bench
-from grader.commands.gpucheck_summary import summary_table
+from grader.gpucheck import bench as gpucheck_bench
+from grader.gpucheck.summary import summary_table
 from grader.infra import evidence as E
 
 RUNS = Path(__file__).resolve().parents[2] / "tests" / "gpu_runs" / "h200"

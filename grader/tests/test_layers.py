@@ -11,7 +11,8 @@ GRADER = Path(__file__).resolve().parents[1]
 
 # Lower rank may not import higher; packages of one rank may import each
 # other (the class report shows the similarity section; the similarity
-# command reads the class report's tables). The entry point parses the command line;
+# command reads the class report's tables; gpucheck reports through grade's
+# tables). The entry point parses the command line;
 # the data modules are the vocabulary every layer speaks (the course, the
 # statuses, the typed results) and import nothing but each other.
 RANK = {
@@ -21,6 +22,7 @@ RANK = {
     "batch": 3,
     "similarity": 3,
     "commands": 4,
+    "gpucheck": 4,
     "entry": 5,
 }
 ENTRY = {"grader", "grader.__main__", "grader.cli"}
