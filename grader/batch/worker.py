@@ -71,7 +71,7 @@ class Worker:
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
         # One folder for the batch's workers: the instructor's files compiled for the
-        # policy check once a batch (engine/facts_cache.py; the lead's preflight fills it).
+        # policy check once a batch (engine/policy/facts_cache.py; the lead's preflight fills it).
         self.policy_work = root.parent / "policy"
 
     @property

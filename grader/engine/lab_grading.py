@@ -21,12 +21,12 @@ from ..infra import isolation as isolation_mod
 from ..infra.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
-from . import policy, run_env
-from .lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
+from .policy import policy
+from . import run_env, sanitize as sanitize_mod
+from .policy.lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
 from .admission import Admit
-from . import sanitize as sanitize_mod
 from .checker_passes import Pass
 from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
 from .reference_tools import ReferenceTools
@@ -247,7 +247,7 @@ def _grade_lab(
     later = timed_later is not None and perf
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
-    # kept visible: engine/build_flags.py) beside the build ("policy" counts
+    # kept visible: engine/policy/build_flags.py) beside the build ("policy" counts
     # only the wait after), and beside the untimed tests too (a batch worker
     # waited a median 4.7 s for it after the build: h100/throughput-03888d5-*-
     # places4.log); a timing never has a compiler beside it. Not in the

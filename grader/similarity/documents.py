@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import fences, submissions
+from ..engine.policy import fences
+from ..engine import submissions
 from ..infra import toolchain
 from .functions import Function, functions
 from .normalise import Normalised, language_of, normalise

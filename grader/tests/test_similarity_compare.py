@@ -17,7 +17,7 @@ pytest.importorskip(
 
 from grader import labmeta  # noqa: E402
 from grader.similarity import analyse, compare, documents
-from grader.engine import fences  # noqa: E402
+from grader.engine.policy import fences  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "similarity"))

@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..infra import proc, toolchain
+from ...infra import proc, toolchain
 from . import build_flags
 from .symbol_names import normalise
 from .symbol_parse import (
