@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from .. import labmeta
 from ..labmeta import Course, Lab
 from ..engine import harness_tree, hint_ladder, lab_grading, scoring, submissions
-from ..engine.reference_tools import ReferenceTools
+from ..engine.sharing.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
-from ..infra.gate import Sides, held
+from ..engine.sharing.gate import Sides, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus

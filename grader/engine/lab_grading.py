@@ -18,7 +18,7 @@ from typing import TypedDict
 from .. import labmeta
 from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
-from ..infra.gate import Gate
+from .sharing.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from .policy import policy
@@ -26,11 +26,11 @@ from . import run_env, sanitize as sanitize_mod
 from .policy.lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
-from .admission import Admit
+from .sharing.admission import Admit
 from .checker_passes import Pass
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
-from .reference_tools import ReferenceTools
-from .shared_gpu import sanitize_lab, tests_then_tools
+from .sharing.shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
+from .sharing.reference_tools import ReferenceTools
+from .sharing.shared_gpu import sanitize_lab, tests_then_tools
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -218,7 +218,7 @@ def _grade_lab(
 
     isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
     grader.infra.isolation.Contained; default: a fresh Contained for this lab.
-    gate: the GPU's gate (grader/infra/gate.py), held shared while a checker runs.
+    gate: the GPU's gate (grader/engine/sharing/gate.py), held shared while a checker runs.
     timed_later: when given (and perf is on), the timed tests do not run here;
     the lab's TimedPart is appended to it, to run later and alone.
     gpu_count, where: the GPUs the checker will see and whose they are (a batch

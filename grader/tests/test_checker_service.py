@@ -1,4 +1,4 @@
-"""Checkers kept across a worker's untimed runs (grader/engine/checker_service.py),
+"""Checkers kept across a worker's untimed runs (grader/engine/sharing/checker_service.py),
 with a stand-in checker that speaks checker --serve's protocol: each run gets its
 own output and result file, a kept checker serves the next run only when it
 said it would, and a checker that ended, ran out of time or wrote too much
@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.engine import checker_service
+from grader.engine.sharing import checker_service
 from grader.engine.checker_run import launch
 
 # A run's --lab says what the stand-in does with it.

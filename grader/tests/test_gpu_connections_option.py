@@ -11,7 +11,7 @@ from grader import cli
 from grader.commands import arguments
 from grader.batch import config as batch_config
 from grader.engine import checker_run, lab_grading
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 
 from test_shared_gpu import COURSE, grade_07, run_with
 

@@ -1,5 +1,5 @@
 """batch --no-kept-checkers and --keep-timed-checkers: from the command line to
-the batch's config (grader/engine/checker_service.py); where a checker runs
+the batch's config (grader/engine/sharing/checker_service.py); where a checker runs
 moves no grade, so results graded either way stay reusable."""
 
 from pathlib import Path

@@ -311,7 +311,7 @@ void lab_rest(const int* in, std::size_t n, int* out, cudaStream_t stream) {
 )
 def test_device_memory_of_its_own_is_caught(call, tmp_path, work):
     """Memory a lab takes is taken from the students beside it on the GPU
-    (grader/engine/shared_gpu.py): the typed template reaches cudaMalloc too."""
+    (grader/engine/sharing/shared_gpu.py): the typed template reaches cudaMalloc too."""
     text = with_fence(
         "07",
         "reset",

@@ -1,5 +1,5 @@
 """A compute-sanitizer tool that did not finish cleanly on a student's lab
-(grader/engine/reference_tools.py): wrong outputs under the tool are no clean
+(grader/engine/sharing/reference_tools.py): wrong outputs under the tool are no clean
 bill, and such an ending costs the lab's points only where the same tool runs
 clean over the reference's runner on the same GPU, run once per lab and tool."""
 
@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import reference_tools, sanitize, shared_gpu
-from grader.engine.reference_tools import ReferenceTools
+from grader.engine.sharing import reference_tools
+from grader.engine import sanitize
+from grader.engine.sharing import shared_gpu
+from grader.engine.sharing.reference_tools import ReferenceTools
 from grader.engine.sanitize import SanitizerRun
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 from grader.results import BinaryRun, CaseResult, LabResult
 from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus
 from grader.tests.test_tests_then_tools import Iso

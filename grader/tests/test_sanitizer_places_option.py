@@ -1,5 +1,5 @@
 """batch --sanitizer-places: from the command line to the batch's config and
-the machine's compute-sanitizer places (grader/infra/sanitizer_places.py); a place count
+the machine's compute-sanitizer places (grader/engine/sharing/sanitizer_places.py); a place count
 moves no grade, so results graded with another stay reusable."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 from grader import cli
 from grader.commands import arguments
 from grader.batch import config as batch_config
-from grader.infra import sanitizer_places as places
+from grader.engine.sharing import sanitizer_places as places
 
 
 def test_the_option_reaches_the_config(monkeypatch, tmp_path):
