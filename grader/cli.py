@@ -61,7 +61,7 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from .commands import batch, batch_config
+    from .batch import orchestrator as batch, config as batch_config
     from .engine import submissions
     from .infra import sandbox
 
@@ -99,7 +99,7 @@ def _batch(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
         if config.slurm:
-            from .commands import slurm_batch
+            from .batch import slurm_batch
 
             results = slurm_batch.run_batch(args.submissions, config)
         else:
@@ -127,7 +127,7 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _slurm_task(args: argparse.Namespace) -> int:
-    from .commands import slurm_task
+    from .batch import slurm_task
 
     return slurm_task.run_task(args.manifest, args.index)
 
@@ -180,13 +180,14 @@ def _selftest(args: argparse.Namespace) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> int:
-    from .commands.similarity import command
+    from .similarity import command
 
     return command.run(args.out, args.corpus or [], args.threshold, args.min_match, args.lab)
 
 
 def _gpucheck(args: argparse.Namespace) -> int:
-    from .commands import gpucheck, gpucheck_summary
+    from .commands import gpucheck
+    from .gpucheck import summary as gpucheck_summary
 
     if args.merge:
         from .infra import evidence

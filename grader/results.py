@@ -165,7 +165,7 @@ class StudentResult:
     notes: list[str] = field(default_factory=list)
     error: str = ""  # not graded: the submission could not be opened, or the
     # machine failed (such a result is never reused on resume)
-    options: str = ""  # fingerprint of the grading options (commands.batch_config.BatchConfig)
+    options: str = ""  # fingerprint of the grading options (batch.config.BatchConfig)
     seconds: float = 0.0  # wall time spent grading this submission
     answers: dict[str, str] = field(default_factory=dict)  # lab -> ANSWERS.md, not scored
     hints_taken: dict[str, int] = field(default_factory=dict)  # lab -> its .hints-taken, not scored

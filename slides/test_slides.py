@@ -35,7 +35,7 @@ import make_figures as mf  # noqa: E402  (imports matplotlib only when drawing)
 
 sys.path.insert(0, str(REPO))
 from grader import labmeta  # noqa: E402  (the course file's one reader)
-from grader.engine import fence_statements  # noqa: E402  (the fences' statements, shared)
+from grader.engine.policy import fence_statements  # noqa: E402  (the fences' statements, shared)
 
 LAB_IDS = [lab.id for lab in labmeta.load().labs]
 DECKS = [mf.INTRO] + LAB_IDS

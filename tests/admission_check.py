@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The checker's side of a run's admission to its GPU slot
-(grader/engine/admission.py): with --admission-fds=READY,GO the checker starts
+(grader/engine/sharing/admission.py): with --admission-fds=READY,GO the checker starts
 its runner, says it is up on READY, and runs no test until a byte comes on GO;
 without one it runs none at all and exits 4.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A checker kept across runs (checker --serve, tests/support/checker_serve.hpp,
-grader/engine/checker_service.py), the real one: lab 01's checker serves runs
+grader/engine/sharing/checker_service.py), the real one: lab 01's checker serves runs
 of the solution and of the skeleton one after another, and each run's results
 are those a checker of its own gives with the same seed (no run's filter,
 results, failures or budgets reach the next), through admission pipes too, and
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grader.engine import checker_service  # noqa: E402
+from grader.engine.sharing import checker_service  # noqa: E402
 from grader.engine.checker_run import list_tests, run_checker  # noqa: E402
 from grader.engine.lab_grading import TIMED_TESTS  # noqa: E402
 from grader.infra.runner import RunnerSpec  # noqa: E402

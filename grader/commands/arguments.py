@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from ..infra import toolchain
-from . import batch_config
+from ..batch import config as batch_config
 
 
 def positive(text: str) -> int:

@@ -11,8 +11,8 @@ from ..infra import evidence
 from ..infra.evidence import BenchFile, BenchRun
 from ..infra import toolchain as tools
 from .gpucheck import machine
-from .gpucheck_bench import bench as run_bench
-from .gpucheck_bench import bench_binaries, floor_table
+from ..gpucheck.bench import bench as run_bench
+from ..gpucheck.bench import bench_binaries, floor_table
 
 
 def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRun]:

@@ -10,9 +10,9 @@ last thing printed is a short table.
 
 This module is the driver: which parts run, the machine's description
 (`bench` and `calibrate` record theirs with it too), and the evidence file,
-saved as it grows. What each part does is in gpucheck_correctness (labs,
-suites), gpucheck_bench (bench) and gpucheck_scripts (profile, attacks,
-sandbox, class); the table in gpucheck_summary.
+saved as it grows. What each part does is in gpucheck.correctness (labs,
+suites), gpucheck.bench (bench) and gpucheck.scripts (profile, attacks,
+sandbox, class); the table in gpucheck.summary.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from .. import labmeta
 from ..infra import evidence
 from ..infra import toolchain as tools
 from ..infra.evidence import GpuCheck, Machine
-from . import gpucheck_scripts as scripts
-from .gpucheck_bench import bench_part
-from .gpucheck_correctness import labs_part, suites_part
-from .gpucheck_summary import summary_table
+from ..gpucheck import scripts
+from ..gpucheck.bench import bench_part
+from ..gpucheck.correctness import labs_part, suites_part
+from ..gpucheck.summary import summary_table
 
 PARTS = ("labs", "suites", "bench", *scripts.SCRIPT_PARTS)
 

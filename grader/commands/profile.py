@@ -25,7 +25,7 @@ from ..engine import predictions
 from ..infra import evidence, proc, toolchain
 from ..infra.evidence import ProfileFile, ProfileMachine
 from ..status import ProfileStatus
-from .profile_ncu import (
+from ..engine.profile_ncu import (
     COMMON,
     EXIT_NO_GPU,
     METRICS,

@@ -32,7 +32,7 @@ from pathlib import Path
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
-from .admission import Admit
+from .sharing.admission import Admit
 from .checker_run import Ending, checker_args, checker_env, judge, launch, list_tests, missing_run
 
 # The checker's line before each pass (checker_passes.hpp); the runner's own

@@ -26,8 +26,8 @@ from ..infra import proc
 from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
-from . import checker_service
-from .admission import Admission, Admit
+from .sharing import checker_service
+from .sharing.admission import Admission, Admit
 
 SKIP_EXIT = 77
 

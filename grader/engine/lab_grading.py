@@ -18,19 +18,19 @@ from typing import TypedDict
 from .. import labmeta
 from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
-from ..infra.gate import Gate
+from .sharing.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
-from . import policy, run_env
-from .lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
+from .policy import policy
+from . import run_env, sanitize as sanitize_mod
+from .policy.lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
 from .checker_run import checker_env, merge_runs, run_checker
 from .scoring import score
-from .admission import Admit
-from . import sanitize as sanitize_mod
+from .sharing.admission import Admit
 from .checker_passes import Pass
-from .shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
-from .reference_tools import ReferenceTools
-from .shared_gpu import sanitize_lab, tests_then_tools
+from .sharing.shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
+from .sharing.reference_tools import ReferenceTools
+from .sharing.shared_gpu import sanitize_lab, tests_then_tools
 
 # The timed tests (scoring.is_performance names them the same way), and the rest.
 TIMED_TESTS = "*Bandwidth*"
@@ -218,7 +218,7 @@ def _grade_lab(
 
     isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
     grader.infra.isolation.Contained; default: a fresh Contained for this lab.
-    gate: the GPU's gate (grader/infra/gate.py), held shared while a checker runs.
+    gate: the GPU's gate (grader/engine/sharing/gate.py), held shared while a checker runs.
     timed_later: when given (and perf is on), the timed tests do not run here;
     the lab's TimedPart is appended to it, to run later and alone.
     gpu_count, where: the GPUs the checker will see and whose they are (a batch
@@ -247,7 +247,7 @@ def _grade_lab(
     later = timed_later is not None and perf
     timed_here = perf and not later
     # The linked check compiles the file again (the build's own command, calls
-    # kept visible: engine/build_flags.py) beside the build ("policy" counts
+    # kept visible: engine/policy/build_flags.py) beside the build ("policy" counts
     # only the wait after), and beside the untimed tests too, so a worker does not
     # wait for it (docs/decisions.md, "The linked policy check compiles beside
     # the build"); a timing never has a compiler beside it. Not in the

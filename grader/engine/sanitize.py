@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..status import CaseStatus, RunStatus, SanitizerStatus
-from .admission import Admit
+from .sharing.admission import Admit
 from ..results import BinaryRun
 from .checker_passes import NOT_STARTED, Pass, run_passes
 

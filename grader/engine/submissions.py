@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..labmeta import Course
-from . import fences
+from .policy import fences
 from .submission_files import absent, odd_kind, read_submission_file, refusal, scan_tree
 from .submission_unpack import looks_remote, materialise
 

@@ -102,7 +102,7 @@ def runs_at_once(gpu: Gpu, most: int = GPU_RUNS_AT_ONCE) -> int:
     return max(1, min(most, gpu.memory_mib // (HUGE_CASE_GIB * 1024)))
 
 
-# What one kept checker (grader/engine/checker_service.py) may hold of its
+# What one kept checker (grader/engine/sharing/checker_service.py) may hold of its
 # GPU's memory while it waits for its next run: its CUDA context, counted
 # generously (not measured yet: throughput.py's samples record the memory in use).
 KEPT_CHECKER_GIB = 1

@@ -2,7 +2,7 @@
 bandwidth (the host's copy ceiling, lab 01's tests, timed) holds it, so that
 two such never run at once on one node.
 
-A local batch orders its own workers (commands/lead_turns.py, the machine
+A local batch orders its own workers (batch/lead_turns.py, the machine
 gate). Slurm tasks are processes of their own that may share a node: without
 this, one task's lab 01 timed beside another's would read less of the
 memory's bandwidth than alone, and a ceiling measured beside another task's

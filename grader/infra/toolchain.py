@@ -233,7 +233,7 @@ def configure(build_dir: Path, options: list[str] | None = None, source: Path = 
 
 # What __DATE__ and __TIME__ say in every compile the grader runs (GCC reads
 # SOURCE_DATE_EPOCH; nvcc preprocesses with GCC): the build's and the linked
-# policy check's compiles of a file must expand alike (engine/build_flags.py),
+# policy check's compiles of a file must expand alike (engine/policy/build_flags.py),
 # whatever second each one starts in. 2026-01-01 00:00:00 UTC.
 COMPILE_EPOCH = "1767225600"
 

@@ -82,7 +82,7 @@ def fake_grade_lab(calls: list):
 def offline_batch(monkeypatch):
     """batch without meson or a GPU: the worker tree is copied, grading is faked;
     the list of labs graded, in order."""
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import harness_tree, lab_grading
     from grader.infra.toolchain import REPO
 

@@ -1,4 +1,4 @@
-"""grader/engine/admission.py with a stand-in checker (a Python child that speaks
+"""grader/engine/sharing/admission.py with a stand-in checker (a Python child that speaks
 the protocol of tests/support/checker_main.cpp): the slot is taken only once
 the checker says it is up, left once it has ended, never taken for a checker
 that ended before, and the wait for it is not run time."""
@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from grader.engine.admission import Admission
+from grader.engine.sharing.admission import Admission
 from grader.infra import proc
 
 # argv[1], argv[2]: READY and GO; argv[3]: "ready" to say so, anything else to exit first.

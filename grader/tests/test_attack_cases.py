@@ -12,7 +12,7 @@ sys.path.insert(0, str(REPO / "tests" / "attacks"))
 import judge  # noqa: E402
 import make_attacks  # noqa: E402
 
-from grader.engine import fences  # noqa: E402
+from grader.engine.policy import fences  # noqa: E402
 
 ATTACKS = make_attacks.load()
 CHECKS = {

@@ -8,7 +8,7 @@ policy violations), and the default containment and the sandbox with the
 policy check off, which shows that the checker/runner split holds on its own.
 The default containment without the policy grades two students at a time
 (--jobs-per-gpu 2): the untimed tests side by side, the timed ones held back
-and run alone on the machine (grader/infra/gate.py).
+and run alone on the machine (grader/engine/sharing/gate.py).
 
 Needs nvcc (the harness is built with meson); the sandboxed batch needs
 bubblewrap. Each skips with the reason otherwise."""
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.infra import bwrap, isolation, sandbox
 from grader.infra.toolchain import REPO
 

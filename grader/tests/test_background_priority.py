@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import checker_passes, checker_run, symbols
+from grader.engine import checker_passes, checker_run
+from grader.engine.policy import symbols
 from grader.infra import bwrap, proc, sandbox_build, toolchain
 from grader.infra.runner import RunnerSpec
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.engine import feedback, submissions
 from grader.infra.toolchain import REPO
 from grader.results import StudentResult
@@ -80,7 +80,8 @@ def test_batch_writes_gradebook_feedback_and_results(tmp_path, offline_batch):
 
 @pytest.mark.parametrize("kept", [True, False])
 def test_a_worker_keeps_its_checkers_unless_told_not_to(tmp_path, offline_batch, monkeypatch, kept):
-    from grader.engine import checker_service, lab_grading
+    from grader.engine.sharing import checker_service
+    from grader.engine import lab_grading
 
     seen = []
     grade = lab_grading.grade_lab

@@ -7,7 +7,8 @@ import io
 
 import pytest
 
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 from grader.infra import gpus
 
 HIDDEN = [

@@ -19,7 +19,13 @@ from conftest import student_folder
 from test_batch import LAB01
 
 from grader import labmeta
-from grader.commands import batch, batch_config, batch_guard, batch_worker, lead_turns
+from grader.batch import (
+    orchestrator as batch,
+    config as batch_config,
+    guard as batch_guard,
+    worker as batch_worker,
+    lead_turns,
+)
 from grader.engine import feedback, harness_tree, lab_grading
 from grader.infra import proc, store, toolchain
 from grader.results import LabResult
@@ -338,7 +344,7 @@ DRIVER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
     from grader import cli
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import feedback, harness_tree, lab_grading, submissions
     from grader.infra import proc, toolchain
     from grader.results import LabResult

@@ -10,8 +10,8 @@ programs here are fakes that write a report."""
 import json
 from pathlib import Path
 
-from grader.commands import gpucheck_bench
-from grader.commands.gpucheck_summary import summary_table
+from grader.gpucheck import bench as gpucheck_bench
+from grader.gpucheck.summary import summary_table
 from grader.infra import evidence as E
 from conftest import fake_bench
 

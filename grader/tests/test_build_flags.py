@@ -1,5 +1,5 @@
 """The linked policy check compiles a lab file the way the build does
-(grader/engine/build_flags.py): the build's command read from
+(grader/engine/policy/build_flags.py): the build's command read from
 compile_commands.json, and compiler macros the same in both, so that no code
 exists in what runs and not in what is checked (tests/attacks/attacks.toml,
 the policy_by_* cases, grade the whole path)."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import build_flags, symbols
+from grader.engine.policy import build_flags, symbols
 from grader.infra import proc, toolchain
 
 GXX = (

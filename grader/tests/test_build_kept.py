@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import build_facts, build_flags, policy, symbol_parse, symbols
+from grader.engine.policy import build_facts, build_flags, policy, symbol_parse, symbols
 from grader.infra import proc, toolchain
 
 REPO = toolchain.REPO

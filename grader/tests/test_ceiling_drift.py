@@ -9,8 +9,13 @@ import pytest
 
 from conftest import fake_grade_lab, student_folder
 
-from grader.commands import batch, batch_config, batch_worker, ceiling_drift
-from grader.commands.gpu_group import Ceiling
+from grader.batch import (
+    orchestrator as batch,
+    config as batch_config,
+    worker as batch_worker,
+    ceiling_drift,
+)
+from grader.batch.gpu_group import Ceiling
 from grader.engine import lab_grading
 from grader.infra import store
 from grader.results import LabResult, StudentResult

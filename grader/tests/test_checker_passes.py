@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from grader.engine.checker_passes import NOT_STARTED, Pass, pass_args, run_passes, split_output
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 from grader.infra.runner import RunnerSpec
 from grader.status import CaseStatus, RunStatus
 

@@ -1,4 +1,4 @@
-"""Checkers kept across a worker's untimed runs (grader/engine/checker_service.py),
+"""Checkers kept across a worker's untimed runs (grader/engine/sharing/checker_service.py),
 with a stand-in checker that speaks checker --serve's protocol: each run gets its
 own output and result file, a kept checker serves the next run only when it
 said it would, and a checker that ended, ran out of time or wrote too much
@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.engine import checker_service
+from grader.engine.sharing import checker_service
 from grader.engine.checker_run import launch
 
 # A run's --lab says what the stand-in does with it.
@@ -200,7 +200,7 @@ def test_a_checker_lent_when_the_pool_closes_ends_when_it_comes_back(tmp_path):
 
 
 def test_the_last_worker_of_a_gpu_to_leave_ends_its_timed_checkers(tmp_path):
-    from grader.commands.gpu_group import GpuGroup
+    from grader.batch.gpu_group import GpuGroup
 
     assert GpuGroup(2, shared=True).timed_checkers is None  # not asked for
     assert GpuGroup(2, shared=False, keep_timed=True).timed_checkers is None  # no turns
@@ -233,7 +233,7 @@ def test_a_thread_keeps_at_most_as_many_as_it_is_told_ending_the_one_used_least_
 
 
 def test_idle_checkers_keep_to_the_memory_the_run_slots_leave():
-    from grader.commands.gpu_group import POOL_CHECKERS, GpuGroup
+    from grader.batch.gpu_group import POOL_CHECKERS, GpuGroup
     from grader.infra import gpus
 
     def gpu(gib: float) -> gpus.Gpu:

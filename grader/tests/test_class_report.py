@@ -12,7 +12,7 @@ import pytest
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch, batch_config, class_report
+from grader.batch import orchestrator as batch, config as batch_config, class_report
 from grader.results import LabResult, StudentResult
 
 COURSE = labmeta.load()

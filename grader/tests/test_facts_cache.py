@@ -1,5 +1,5 @@
 """The instructor's files are compiled for the policy check once a batch: its
-workers share one facts cache (engine/facts_cache.py), one of them compiles
+workers share one facts cache (engine/policy/facts_cache.py), one of them compiles
 an entry while the others wait for it, and an entry made in one worker's
 tree is right for every other tree."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import build_flags, facts_cache, policy, symbols
+from grader.engine.policy import build_flags, facts_cache, policy, symbols
 from grader.infra import toolchain
 from grader.results import LabResult
 from grader.status import LabStatus
@@ -175,7 +175,7 @@ def test_the_workers_of_one_batch_grade_with_one_policy_folder(tmp_path, monkeyp
     from test_batch import LAB01
     from test_batch_faults import config
 
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import lab_grading
 
     seen: list[Path] = []
@@ -198,7 +198,7 @@ def test_the_preflights_early_compiles_are_the_entries_the_checks_read(tmp_path,
     """lab_policy.baseline_compiles (the preflight's, all labs at once) makes
     the very entries the linked check then reads: the check compiles only
     the student's file."""
-    from grader.engine import lab_policy
+    from grader.engine.policy import lab_policy
 
     lab = labmeta.load().lab("07_atomic_finish")
     tree = tmp_path / "workers" / "w0" / "src"

@@ -3,7 +3,7 @@
 import pytest
 from conftest import FIXTURES  # noqa: F401
 
-from grader.engine import fence_lexer, fences
+from grader.engine.policy import fence_lexer, fences
 from grader.infra.toolchain import REPO
 
 HARNESS = """int f() {

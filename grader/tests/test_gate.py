@@ -1,4 +1,4 @@
-"""grader/infra/gate.py and the held-back timed tests (lab_grading.TimedPart): a timed run
+"""grader/engine/sharing/gate.py and the held-back timed tests (lab_grading.TimedPart): a timed run
 never overlaps another run on its GPU, a waiting timed run is not starved,
 and a lab graded in two runs is scored on every test of both."""
 
@@ -7,8 +7,8 @@ import time
 
 from grader import labmeta
 from grader.engine import lab_grading
-from grader.infra import gate as gate_mod
-from grader.infra.gate import Gate, held
+from grader.engine.sharing import gate as gate_mod
+from grader.engine.sharing.gate import Gate, held
 from grader.results import BinaryRun, CaseResult
 
 COURSE = labmeta.load()
@@ -180,7 +180,7 @@ def _most_at_once(slot, threads: int) -> int:
 def test_sanitizer_runs_share_only_in_private_networks():
     from types import SimpleNamespace
 
-    from grader.infra import sanitizer_places
+    from grader.engine.sharing import sanitizer_places
 
     # One network namespace for all: the tool's PID-named socket collides, one at a time.
     assert _most_at_once(sanitizer_places.place(SimpleNamespace(private_network=False)), 4) == 1

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 from grader.engine import checker_run, lab_grading
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 
 from test_shared_gpu import COURSE, grade_07, run_with
 
@@ -25,7 +26,7 @@ def parse(*extra: str):
 
 def test_the_option_reaches_the_config(monkeypatch):
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(parse("--gpu-connections", "8"))
@@ -36,7 +37,7 @@ def test_one_queue_is_the_default(monkeypatch):
     # A class grades faster with it (docs/decisions.md, "One queue per context
     # for the runs that share a GPU").
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(parse())

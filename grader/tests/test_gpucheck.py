@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from grader.infra import evidence
-from grader.commands import gpucheck_bench
-from grader.commands.gpucheck_summary import summary_table
+from grader.gpucheck import bench as gpucheck_bench
+from grader.gpucheck.summary import summary_table
 from grader.infra.evidence import BenchRun, BenchSize, GpuCheck, ScriptRun
 from grader.infra.evidence.merge import join_sandbox, merge
 from conftest import fake_bench
@@ -145,7 +145,7 @@ def test_unknown_sandbox_lab_is_refused(tmp_path, capsys):
 
 def test_attack_labs_choose_what_the_attacks_part_runs(tmp_path, capsys, monkeypatch):
     from grader import cli
-    from grader.commands import gpucheck_scripts
+    from grader.gpucheck import scripts as gpucheck_scripts
 
     code = cli.main(
         ["gpucheck", "--out", str(tmp_path), "--parts", "attacks", "--attack-labs", "09,98"]

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import fence_statements, predictions
+from grader.engine.policy import fence_statements
+from grader.engine import predictions
 from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()

@@ -1,5 +1,5 @@
 """batch --no-kept-checkers and --keep-timed-checkers: from the command line to
-the batch's config (grader/engine/checker_service.py); where a checker runs
+the batch's config (grader/engine/sharing/checker_service.py); where a checker runs
 moves no grade, so results graded either way stay reusable."""
 
 from pathlib import Path
@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,7 @@ def test_the_options_reach_the_config(monkeypatch, tmp_path, flags, kept, timed)
         ["batch", "sub", "--out", str(tmp_path), "--jobs-per-gpu", "4", *flags]
     )
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(args)

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import build_flags, lab_grading, lab_policy
+from grader.engine.policy import build_flags
+from grader.engine import lab_grading
+from grader.engine.policy import lab_policy
 from grader.infra.toolchain import REPO
 from grader.tests.test_build_kept import TOOLS
 

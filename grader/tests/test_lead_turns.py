@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 import time
 
-from grader.commands.gpu_group import Ceiling
-from grader.commands.lead_turns import HOST, LeadTurns
+from grader.batch.gpu_group import Ceiling
+from grader.batch.lead_turns import HOST, LeadTurns
 
 Interval = tuple[str, str, float, float]  # who, what, start, end
 
@@ -139,7 +139,7 @@ def test_a_batch_on_two_gpus_grades_every_lab_01_against_one_host_ceiling(
     by the first lead, before and after, and every student's lab 01 gets it."""
     from conftest import fake_grade_lab, student_folder
 
-    from grader.commands import batch, batch_config, batch_worker
+    from grader.batch import orchestrator as batch, config as batch_config, worker as batch_worker
     from grader.engine import lab_grading
     from grader.infra import gpus
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.commands import batch_guard
-from grader.engine import build_flags, lab_grading, lab_policy, policy, symbols
+from grader.batch import guard as batch_guard
+from grader.engine.policy import build_flags
+from grader.engine import lab_grading
+from grader.engine.policy import lab_policy, policy, symbols
 from grader.infra import toolchain
 from grader.infra.toolchain import REPO
 from grader.status import LabStatus

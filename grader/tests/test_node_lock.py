@@ -14,7 +14,7 @@ import time
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch_config, batch_worker
+from grader.batch import config as batch_config, worker as batch_worker
 from grader.infra.node_lock import NodeLock
 
 

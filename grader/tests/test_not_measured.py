@@ -111,7 +111,7 @@ def test_a_lab_file_that_is_a_folder_is_named_so_not_missing(tmp_path):
 
 
 def test_the_policy_check_of_a_students_own_tree_names_a_folder_as_such(tmp_path):
-    from grader.engine import policy
+    from grader.engine.policy import policy
 
     lab = submissions.labmeta.load().lab("01")
     (tmp_path / lab.files[0]).mkdir()

@@ -7,7 +7,7 @@ import shutil
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.engine import feedback
 from grader.status import LabStatus
 

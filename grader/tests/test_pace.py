@@ -6,7 +6,7 @@ import json
 from conftest import student_folder
 
 from grader import labmeta
-from grader.commands import batch, batch_config, pace
+from grader.batch import orchestrator as batch, config as batch_config, pace
 from grader.engine import lab_grading
 from grader.results import LabResult, StudentResult
 

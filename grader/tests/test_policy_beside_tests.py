@@ -5,7 +5,8 @@ place it has ended before they start (nothing compiles beside a timing)."""
 import threading
 import time
 
-from grader.engine import lab_grading, policy
+from grader.engine import lab_grading
+from grader.engine.policy import policy
 from grader.status import LabStatus
 from grader.tests.test_shared_gpu import grade_07, run_with
 

@@ -6,7 +6,7 @@ import pytest
 
 from grader import labmeta
 from grader.commands import release
-from grader.engine import policy
+from grader.engine.policy import policy
 from grader.infra.toolchain import REPO
 
 LAB04 = labmeta.load().lab("04")

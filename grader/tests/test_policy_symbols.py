@@ -1,9 +1,9 @@
-"""The linked policy check (grader/engine/policy.py check_linked, grader/engine/symbols.py):
+"""The linked policy check (grader/engine/policy/policy.py check_linked, grader/engine/policy/symbols.py):
 what a compiled lab file calls, not how the call is spelled.
 
 Student files are what the batch grader compiles: the reference solution with
 one fence body replaced. The body is pasted as it is, without the fence
-checker of grader/engine/fences.py: where C++ allows a trick only outside a function
+checker of grader/engine/policy/fences.py: where C++ allows a trick only outside a function
 body (an #include), the body closes the function and opens another, as a
 student could. Stopping that is the fence checker's job; this check must
 catch the call even when a break-out gets past it."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import facts_cache, fences, policy, symbol_names, symbols
+from grader.engine.policy import facts_cache, fences, policy, symbol_names, symbols
 from grader.infra.toolchain import REPO
 
 COURSE = labmeta.load()
@@ -311,7 +311,7 @@ void lab_rest(const int* in, std::size_t n, int* out, cudaStream_t stream) {
 )
 def test_device_memory_of_its_own_is_caught(call, tmp_path, work):
     """Memory a lab takes is taken from the students beside it on the GPU
-    (grader/engine/shared_gpu.py): the typed template reaches cudaMalloc too."""
+    (grader/engine/sharing/shared_gpu.py): the typed template reaches cudaMalloc too."""
     text = with_fence(
         "07",
         "reset",

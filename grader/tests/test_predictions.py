@@ -7,7 +7,7 @@ import pytest
 
 from grader import labmeta
 from grader.commands import grade, profile
-from grader.commands.profile_ncu import Profile
+from grader.engine.profile_ncu import Profile
 from grader.engine import feedback, predictions
 from grader.results import FailedCase, LabResult, StudentResult
 from grader.status import CaseStatus, LabStatus, ProfileStatus

@@ -10,7 +10,8 @@ import stat
 import pytest
 
 from grader import cli, labmeta
-from grader.commands import profile, profile_ncu
+from grader.commands import profile
+from grader.engine import profile_ncu
 from grader.infra import evidence
 
 HEADER = ['"ID"', '"Kernel Name"', '"Block Size"', '"Grid Size"']

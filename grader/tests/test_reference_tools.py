@@ -1,5 +1,5 @@
 """A compute-sanitizer tool that did not finish cleanly on a student's lab
-(grader/engine/reference_tools.py): wrong outputs under the tool are no clean
+(grader/engine/sharing/reference_tools.py): wrong outputs under the tool are no clean
 bill, and such an ending costs the lab's points only where the same tool runs
 clean over the reference's runner on the same GPU, run once per lab and tool."""
 
@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import reference_tools, sanitize, shared_gpu
-from grader.engine.reference_tools import ReferenceTools
+from grader.engine.sharing import reference_tools
+from grader.engine import sanitize
+from grader.engine.sharing import shared_gpu
+from grader.engine.sharing.reference_tools import ReferenceTools
 from grader.engine.sanitize import SanitizerRun
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 from grader.results import BinaryRun, CaseResult, LabResult
 from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus
 from grader.tests.test_tests_then_tools import Iso
@@ -196,7 +198,7 @@ def test_counts_only_an_unclean_ending_against_a_clean_reference():
 def test_the_preflight_keeps_the_references_gpu_runners_and_students_are_judged_by_them(
     tmp_path, monkeypatch
 ):
-    from grader.commands import batch_worker
+    from grader.batch import worker as batch_worker
     from grader.engine import lab_grading
     from grader.tests.test_batch_faults import worker_of_gpus
 

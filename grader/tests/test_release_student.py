@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader.commands import profile, release
-from grader.engine import fence_statements
+from grader.engine.policy import fence_statements
 from grader.infra.toolchain import REPO
 from conftest import commit, git
 

@@ -5,7 +5,7 @@ The release texts: every handout (labs/*/README.md), answers sheet
 student README (docs/student/README.md) and the comments of the skeletons
 (labs/NN/*.cu, ...). Their code (code blocks, inline code spans, a comment's
 code-like runs) is compared with every lab's fence statements
-(grader/engine/fence_statements.py): a later lab's text that spells out an
+(grader/engine/policy/fence_statements.py): a later lab's text that spells out an
 earlier lab's graded code gives that lab away too. Each hit names the file,
 the fragment and the lab."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.engine import fence_statements as fs
+from grader.engine.policy import fence_statements as fs
 from grader.infra.toolchain import REPO
 
 SOLUTIONS = REPO / "solutions"

@@ -9,7 +9,7 @@ import stat
 from conftest import student_folder
 from test_batch import LAB01
 
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.infra import store
 
 

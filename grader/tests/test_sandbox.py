@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import honest
 
-from grader.commands import batch, batch_config
+from grader.batch import orchestrator as batch, config as batch_config
 from grader.infra import bwrap, isolation, proc, sandbox
 from grader.infra.toolchain import REPO
 

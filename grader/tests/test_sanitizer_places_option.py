@@ -1,12 +1,13 @@
 """batch --sanitizer-places: from the command line to the batch's config and
-the machine's compute-sanitizer places (grader/infra/sanitizer_places.py); a place count
+the machine's compute-sanitizer places (grader/engine/sharing/sanitizer_places.py); a place count
 moves no grade, so results graded with another stay reusable."""
 
 from pathlib import Path
 
 from grader import cli
-from grader.commands import arguments, batch_config
-from grader.infra import sanitizer_places as places
+from grader.commands import arguments
+from grader.batch import config as batch_config
+from grader.engine.sharing import sanitizer_places as places
 
 
 def test_the_option_reaches_the_config(monkeypatch, tmp_path):
@@ -14,7 +15,7 @@ def test_the_option_reaches_the_config(monkeypatch, tmp_path):
         ["batch", "sub", "--out", str(tmp_path), "--jobs-per-gpu", "4", "--sanitizer-places", "8"]
     )
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(args)

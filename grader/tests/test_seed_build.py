@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.commands import batch_config, batch_worker
+from grader.batch import config as batch_config, worker as batch_worker
 from grader.engine import lab_grading
 
 needs_meson = pytest.mark.skipif(

@@ -4,7 +4,8 @@ the fingerprint that decides which stored results are reused."""
 from pathlib import Path
 
 from grader import cli
-from grader.commands import arguments, batch_config
+from grader.commands import arguments
+from grader.batch import config as batch_config
 
 
 def test_the_option_reaches_the_config(monkeypatch, tmp_path):
@@ -13,7 +14,7 @@ def test_the_option_reaches_the_config(monkeypatch, tmp_path):
         + ["--shared-call-timeout", "10"]
     )
     seen = []
-    from grader.commands import batch
+    from grader.batch import orchestrator as batch
 
     monkeypatch.setattr(batch, "run_batch", lambda subs, config, **kw: seen.append(config) or [])
     cli._batch(args)

@@ -1,4 +1,4 @@
-"""grader/engine/shared_gpu.py: a run that shared the GPU and ran out of its
+"""grader/engine/sharing/shared_gpu.py: a run that shared the GPU and ran out of its
 memory runs again alone, and only that run counts; any other failure stands."""
 
 import re
@@ -6,9 +6,10 @@ from pathlib import Path
 
 
 from grader import labmeta
-from grader.engine import lab_grading, sanitize, shared_gpu
+from grader.engine import lab_grading, sanitize
+from grader.engine.sharing import shared_gpu
 from grader.engine.lab_grading import blank_result
-from grader.infra.gate import Gate
+from grader.engine.sharing.gate import Gate
 from grader.results import BinaryRun, CaseResult
 from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus
 

@@ -16,8 +16,8 @@ pytest.importorskip(
 )
 
 from grader import labmeta  # noqa: E402
-from grader.commands.similarity import analyse, compare, documents  # noqa: E402
-from grader.engine import fences  # noqa: E402
+from grader.similarity import analyse, compare, documents
+from grader.engine.policy import fences  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "similarity"))
@@ -94,7 +94,7 @@ def test_the_index_loses_no_flagged_pair(fixtures):
 def test_the_report_is_the_same_whatever_python_salts_its_hashes_with():
     code = (
         "import sys; sys.path.insert(0, %r)\n"
-        "from grader.commands.similarity import compare\n"
+        "from grader.similarity import compare\n"
         "print(compare.stable_kgrams('for(V=0;V<V;++V)V+=V[V];if(V)V=0;', 25).tolist())" % str(REPO)
     )
     runs = {

@@ -2,8 +2,8 @@
 the order of independent statements) and keeps what they cannot (the
 code's shape, CUDA's own names, the order that the code depends on)."""
 
-from grader.commands.similarity import idioms
-from grader.commands.similarity.normalise import normalise, statements
+from grader.similarity import idioms
+from grader.similarity.normalise import normalise, statements
 
 KERNEL = """  __shared__ int partial[kThreads];
   const unsigned tid = threadIdx.x;   // my thread
@@ -79,7 +79,7 @@ def test_every_character_maps_back_to_its_source_line():
 
 
 def test_a_file_is_cut_into_its_outermost_functions():
-    from grader.commands.similarity.functions import functions
+    from grader.similarity.functions import functions
 
     code = (
         "namespace lab { struct P { int a; int get() const { return a; } };\n"
@@ -144,7 +144,7 @@ def test_a_variable_that_is_assigned_again_is_no_alias():
 
 
 def test_a_template_with_a_class_parameter_is_a_function():
-    from grader.commands.similarity.functions import functions
+    from grader.similarity.functions import functions
 
     code = (
         "template <class T> struct Box { T v; };\n"

@@ -14,9 +14,9 @@ from urllib.parse import unquote
 import pytest
 
 from grader import cli
-from grader.commands import class_report
+from grader.batch import class_report
 from grader.results import StudentResult
-from grader.commands.similarity.report_html import report_section
+from grader.similarity.report_html import report_section
 
 REPO = Path(__file__).resolve().parents[2]
 

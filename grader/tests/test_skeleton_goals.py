@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grader.engine import fences
+from grader.engine.policy import fences
 from grader.infra.toolchain import REPO
 
 # Lines too generic to give anything away (every kernel has them).

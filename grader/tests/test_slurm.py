@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import labmeta
-from grader.commands import batch, batch_config, slurm_batch
+from grader.batch import orchestrator as batch, config as batch_config, slurm_batch
 from grader.engine import feedback, submissions
 from grader.infra import bwrap, proc, slurm
 from grader.infra.toolchain import REPO

@@ -1,5 +1,5 @@
 """A batch's untimed run of a GPU lab: its tests, then compute-sanitizer's
-tools, in one checker (grader/engine/shared_gpu.py's tests_then_tools), with
+tools, in one checker (grader/engine/sharing/shared_gpu.py's tests_then_tools), with
 the stand-in checker of test_checker_passes.py: the tools run only after
 every test passed, a sanitizer place is taken only once the tests are done
 (with nothing of the gate held), and the grade reads the tools' verdicts
@@ -8,10 +8,11 @@ from that checker without running them again."""
 from pathlib import Path
 
 from grader import labmeta
-from grader.engine import lab_grading, sanitize, shared_gpu
+from grader.engine import lab_grading, sanitize
+from grader.engine.sharing import shared_gpu
 from grader.engine.checker_passes import Pass
-from grader.infra import sanitizer_places
-from grader.infra.gate import Gate
+from grader.engine.sharing import sanitizer_places
+from grader.engine.sharing.gate import Gate
 from grader.infra.runner import RunnerSpec
 from grader.results import BinaryRun, CaseResult
 from grader.status import CaseStatus, LabStatus, RunStatus, SanitizerStatus

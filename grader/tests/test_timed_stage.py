@@ -1,4 +1,4 @@
-"""A worker's students' timed parts in a stage of their own (commands/timed_stage.py):
+"""A worker's students' timed parts in a stage of their own (batch/timed_stage.py):
 the worker goes on to its next student while they wait for the GPU alone, each
 part runs the runner its own student's build made, and at most `depth` students
 wait there at once."""
@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from grader import labmeta
-from grader.commands import batch_worker, timed_stage
-from grader.engine import shared_gpu
+from grader.batch import worker as batch_worker, timed_stage
+from grader.engine.sharing import shared_gpu
 from grader.engine.lab_grading import TimedPart
 from grader.results import FailedCase, LabResult, StudentResult
 from grader.status import CaseStatus, LabStatus
@@ -162,7 +162,7 @@ class _StartingPart:
 
 
 def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypatch):
-    from grader.infra.gate import Gate
+    from grader.engine.sharing.gate import Gate
     from tests.submissions import throughput
 
     lines: list[str] = []
@@ -180,8 +180,8 @@ def test_a_students_parts_start_at_once_and_are_timed_one_after_another(monkeypa
 
 
 def test_a_turns_parts_borrow_from_the_gpus_pool_of_timed_checkers(monkeypatch):
-    from grader.engine import checker_service
-    from grader.infra.gate import Gate
+    from grader.engine.sharing import checker_service
+    from grader.engine.sharing.gate import Gate
 
     monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
     pool = checker_service.Pool()
@@ -200,7 +200,7 @@ def test_a_turns_parts_borrow_from_the_gpus_pool_of_timed_checkers(monkeypatch):
 
 
 def test_a_part_that_cannot_start_fails_the_turn_after_the_others_ended(monkeypatch):
-    from grader.infra.gate import Gate
+    from grader.engine.sharing.gate import Gate
 
     monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
     log: list[str] = []
@@ -237,7 +237,7 @@ def test_a_part_short_of_its_performance_points_is_timed_again_and_the_better_co
     """A correct lab that measured low (beside the machine's other work) gets a
     second timed run in the same turn; the better figure counts, with a note.
     One at full points is not timed again."""
-    from grader.infra.gate import Gate
+    from grader.engine.sharing.gate import Gate
     from tests.submissions import throughput
 
     monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
@@ -326,7 +326,7 @@ def test_a_timed_run_wrong_after_every_untimed_test_passed_is_run_again(monkeypa
 
 
 def test_a_wrong_timed_run_is_run_again_while_its_turn_holds_the_gpu(monkeypatch):
-    from grader.infra.gate import Gate
+    from grader.engine.sharing.gate import Gate
 
     monkeypatch.setattr(shared_gpu, "trace", lambda line: None)
     monkeypatch.setattr(timed_stage, "trace", lambda line: None)

@@ -33,7 +33,7 @@ import make_attacks  # noqa: E402
 from listener import Listener  # noqa: E402
 
 from grader import labmeta  # noqa: E402
-from grader.commands import batch, batch_config  # noqa: E402
+from grader.batch import orchestrator as batch, config as batch_config  # noqa: E402
 from grader.infra import bwrap, toolchain  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """The three disguises a copier reaches for, applied to a fenced body:
 renaming identifiers, reformatting (comments gone or new, indentation,
 brace style, spacing) and swapping independent neighbouring statements.
-Written apart from grader/commands/similarity/normalise.py, so that the check is
+Written apart from grader/similarity/normalise.py, so that the check is
 not measured against its own idea of a disguise."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "submissions"), str(HERE)]
 import disguise  # noqa: E402
 import make_class  # noqa: E402
 from grader import labmeta  # noqa: E402
-from grader.engine import fences  # noqa: E402
+from grader.engine.policy import fences  # noqa: E402
 
 HOW = ("rename", "reformat", "reorder", "all")
 SAMPLES = "public/reduction_kernel_style.cu"

@@ -18,7 +18,7 @@ REPO = HERE.parents[1]
 sys.path[:0] = [str(REPO), str(HERE)]
 import make_copies  # noqa: E402
 from grader import labmeta  # noqa: E402
-from grader.commands.similarity import analyse, compare, documents, normalise  # noqa: E402
+from grader.similarity import analyse, compare, documents, normalise  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 

@@ -25,7 +25,7 @@ sys.path[:0] = [str(REPO), str(HERE)]
 import disguise  # noqa: E402
 import make_copies  # noqa: E402
 from grader import labmeta  # noqa: E402
-from grader.commands.similarity import analyse  # noqa: E402
+from grader.similarity import analyse  # noqa: E402
 
 
 def synthetic_class(dest: Path, n: int, course: labmeta.Course) -> dict[str, str]:
@@ -73,7 +73,7 @@ def pair_cost(course: labmeta.Course, pairs: int = 1000) -> float:
     would pay for each of its n(n-1)/2 pairs."""
     from copydetect import compare_files
 
-    from grader.commands.similarity import compare, documents
+    from grader.similarity import compare, documents
 
     lab = course.lab("07")
     skeleton = (REPO / "labs" / lab.id / lab.files[0]).read_text()

@@ -22,7 +22,7 @@ sys.path[:0] = [str(REPO), str(HERE)]
 import make_copies  # noqa: E402
 from grader.engine.feedback import write_student  # noqa: E402
 from grader.results import StudentResult  # noqa: E402
-from grader.commands.similarity import command  # noqa: E402
+from grader.similarity import command  # noqa: E402
 
 
 def batch_of_fixtures(dest: Path) -> Path:

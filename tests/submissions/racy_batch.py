@@ -8,11 +8,11 @@ racecheck catches it), `hiding` (the same race, in a kernel that times a few
 shared-memory steps first and, when they are slow, as under racecheck, skips
 its tree and writes a wrong maximum: the tool then sees no race) and `clean`
 (the solution). In a batch the tools run in the tests' checker
-(grader/engine/shared_gpu.py's tests_then_tools), a path `grade` does not
+(grader/engine/sharing/shared_gpu.py's tests_then_tools), a path `grade` does not
 take. Expected: racy 0 points with racecheck's findings (or, should the race
 show in an output this time, a failed test: said, still 0); hiding 0 points
 (its wrong outputs under a tool count where the reference runs clean under it:
-grader/engine/reference_tools.py; the report says which way it lost them);
+grader/engine/sharing/reference_tools.py; the report says which way it lost them);
 clean every point, every tool clean.
 
 usage: racy_batch.py OUT [--arch ARCH]     writes OUT/racy-batch.json; exit 0 when as expected"""

@@ -368,7 +368,7 @@ def fraction_spread(labs: dict[str, dict]) -> dict[str, dict]:
 def write_report(out: Path, students: list[str], lab_ids: list[str]) -> Path:
     sys.path.insert(0, str(REPO))
     from grader import labmeta
-    from grader.commands import class_report
+    from grader.batch import class_report
     from grader.infra.store import load_result
 
     results = [load_result(out / "students" / s / "result.json") for s in students]

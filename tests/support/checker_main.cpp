@@ -27,7 +27,7 @@
 // passes under compute-sanitizer's racecheck (test_env.hpp says why).
 //
 // --admission-fds: a batch sharing the GPU gives each run one of a few slots
-// (grader/engine/admission.py). The checker makes its context and starts its
+// (grader/engine/sharing/admission.py). The checker makes its context and starts its
 // runner first, then writes one byte on READY and waits for one on GO: the
 // slot is not held while processes start, which is about half of a run
 // (checker_admission.hpp).

@@ -7,7 +7,7 @@
 // starts"). A failing lab started two contexts, a correct one
 // seven; a kept checker takes one from each.
 //
-// The grader (grader/engine/checker_service.py) sends each run as one message
+// The grader (grader/engine/sharing/checker_service.py) sends each run as one message
 // on a SOCK_SEQPACKET socket: the run's arguments as a command line would give
 // them (without the program's name, --result-fd and --admission-fds), NUL
 // after each, and its descriptors: the run's output (stdout and stderr go

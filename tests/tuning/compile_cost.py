@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a student-lab's two compiles cost the CPU: the build of its runner
 (the lab file compiled and linked, as a batch's worker builds it in its tree)
-and the linked policy check's compile (grader/engine/symbols.py: host code at
+and the linked policy check's compile (grader/engine/policy/symbols.py: host code at
 -O0, PTX for two architectures), each in core-seconds (user and system time of
 the compiler's processes) and wall seconds. No GPU needed.
 
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from grader import labmeta  # noqa: E402
-from grader.engine import policy, symbols  # noqa: E402
+from grader.engine.policy import policy, symbols  # noqa: E402
 from grader.engine.lab_grading import runner_target  # noqa: E402
 
 

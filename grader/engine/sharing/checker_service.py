@@ -41,8 +41,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..infra import proc
-from ..infra.trace import trace
+from ...infra import proc
+from ...infra.trace import trace
 
 _local = threading.local()
 

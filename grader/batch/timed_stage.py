@@ -55,10 +55,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..engine import checker_service
+from ..engine.sharing import checker_service
 from ..engine.lab_grading import TimedPart
-from ..engine.shared_gpu import timed_hold, trace_hold
-from ..infra.gate import Gate, Sides, held
+from ..engine.sharing.shared_gpu import timed_hold, trace_hold
+from ..engine.sharing.gate import Gate, Sides, held
 from ..infra.trace import trace
 from ..results import LabResult
 from ..status import CaseStatus, LabStatus

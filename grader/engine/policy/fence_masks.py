@@ -16,7 +16,7 @@ import ast
 import re
 
 from .fence_lexer import Problem, Token
-from .hints import PARTIAL_MASK
+from ..hints import PARTIAL_MASK
 
 FULL = 0xFFFFFFFF
 # Tokens of a mask that is judged at all: a hostile fence stays cheap to check.

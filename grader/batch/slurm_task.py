@@ -1,6 +1,6 @@
 """`slurm-task`: one task of a `batch --slurm` job array, run on a node.
 
-It exists apart from grader/commands/slurm_batch.py because it runs on another
+It exists apart from grader/batch/slurm_batch.py because it runs on another
 machine, in another process, with nothing of the submitting side but the
 manifest that side wrote (OUT/slurm/manifest-*.json): task i grades submission
 i of it into OUT/students/<name>/, exactly as a local worker does. At most
@@ -21,7 +21,7 @@ from ..engine import feedback, submissions
 from ..infra import gpus
 from ..infra.node_lock import NodeLock
 from ..infra.sandbox import Limits
-from . import batch, batch_config, batch_worker
+from . import orchestrator as batch, config as batch_config, worker as batch_worker
 from .lead_turns import LeadTurns
 
 

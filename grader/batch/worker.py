@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 from .. import labmeta
 from ..labmeta import Course, Lab
 from ..engine import harness_tree, hint_ladder, lab_grading, scoring, submissions
-from ..engine.reference_tools import ReferenceTools
+from ..engine.sharing.reference_tools import ReferenceTools
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
-from ..infra.gate import Sides, held
+from ..engine.sharing.gate import Sides, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
 from . import preflight_warm, timed_stage
 from .seed_build import seed_build
-from .batch_config import BatchConfig, BatchError
+from .config import BatchConfig, BatchError
 from .gpu_group import Ceiling, GpuGroup
 from .lead_turns import LeadTurns
 
@@ -71,7 +71,7 @@ class Worker:
         self.ceilings = self.group.ceilings
         self.reference_fraction = self.group.reference_fraction
         # One folder for the batch's workers: the instructor's files compiled for the
-        # policy check once a batch (engine/facts_cache.py; the lead's preflight fills it).
+        # policy check once a batch (engine/policy/facts_cache.py; the lead's preflight fills it).
         self.policy_work = root.parent / "policy"
 
     @property

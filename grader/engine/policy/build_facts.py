@@ -1,4 +1,4 @@
-"""Facts of what the build made (grader/engine/symbols.py's facts, read
+"""Facts of what the build made (grader/engine/policy/symbols.py's facts, read
 without compiling): the build's own object, what runs (policy.check_built),
 and, where the build's compile carried the check's additions
 (build_flags.kept_by_build), its object and kept PTX in place of the check's

@@ -7,12 +7,12 @@ Two passes:
   the forbidden strings of each lab (grader/labs.toml) inside the fenced
   regions. Fast, and works on a file that does not compile, but spelling
   walks past it: a macro, an alias, `using namespace std;`, dlsym.
-- check_linked: what the compiled file links and calls (grader/engine/symbols.py),
+- check_linked: what the compiled file links and calls (grader/engine/policy/symbols.py),
   compared with the lab's skeleton and reference solution compiled the same
-  way; the forbidden categories are data, in grader/engine/policy.toml. Measured cost
+  way; the forbidden categories are data, in grader/engine/policy/policy.toml. Measured cost
   per student file (compile included, baselines cached) on a loaded 2-core
   machine: 0.6 to 1.0 s for lab 01, 2.5 to 3.7 s for lab 04; see
-  grader/engine/symbols.py.
+  grader/engine/policy/symbols.py.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypedDict
 
-from ..infra import toolchain
-from ..labmeta import Lab
+from ...infra import toolchain
+from ...labmeta import Lab
 from . import build_facts, build_flags, facts_cache, fences, symbol_names, symbol_parse, symbols
 from .symbol_parse import Fact
 

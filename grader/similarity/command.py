@@ -12,11 +12,11 @@ import datetime
 import sys
 from pathlib import Path
 
-from ... import labmeta
-from ...infra import store
-from ...infra.atomic import write_atomic
-from .. import class_report
-from ...results import StudentResult
+from .. import labmeta
+from ..infra import store
+from ..infra.atomic import write_atomic
+from ..batch import class_report
+from ..results import StudentResult
 from . import report_html
 
 SHOWN = 40  # pairs printed; the page has them all

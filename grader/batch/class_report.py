@@ -20,7 +20,7 @@ from ..infra.atomic import write_atomic
 from ..labmeta import Lab
 from ..results import StudentResult
 from ..status import LabStatus
-from .similarity.report_html import report_section
+from ..similarity.report_html import report_section
 
 STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}

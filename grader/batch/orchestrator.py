@@ -8,7 +8,7 @@ crash or a hang costs that lab only.
 
 Workers of one GPU build and run their students' untimed tests side by side;
 each student's timed tests wait until that GPU is quiet and run alone (lab
-01's until the whole machine is: grader/infra/gate.py). With one worker in all,
+01's until the whole machine is: grader/engine/sharing/gate.py). With one worker in all,
 every lab runs its tests in one go.
 
 Before the first student, the first worker of each GPU measures its copy
@@ -39,22 +39,18 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import checker_service, feedback, submissions
+from ..engine.sharing import checker_service
+from ..engine import feedback, submissions
 from ..infra import cpu_busy, gpus, proc, store, toolchain
 from ..infra.atomic import write_atomic
-from ..infra import sanitizer_places
-from ..infra.gate import Gate, held
+from ..engine.sharing import sanitizer_places
+from ..engine.sharing.gate import Gate, held
 from ..results import StudentResult
 from . import ceiling_drift, class_report
-from .batch_config import (
-    CEILING_CALIBRATION_BOUND,
-    BatchConfig,
-    BatchError,
-    Interrupted,
-)
+from .config import CEILING_CALIBRATION_BOUND, BatchConfig, BatchError, Interrupted
 from ..infra.trace import trace
-from .batch_guard import OutLock, check_space, signals_noted
-from .batch_worker import Worker
+from .guard import OutLock, check_space, signals_noted
+from .worker import Worker
 from .gpu_group import GpuGroup
 from .lead_turns import HOST, LeadTurns, wait_at
 from .timed_stage import TimedStage

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import labmeta
-from ..results import LabResult
-from ..status import LabStatus
-from ..infra import toolchain
+from ... import labmeta
+from ...results import LabResult
+from ...status import LabStatus
+from ...infra import toolchain
 from . import build_flags, facts_cache, policy
 
 

@@ -1,6 +1,6 @@
 """What a batch's preflight compiles, all at once before its first timed run:
 every lab's reference build in one ninja call, and the skeleton's and the
-reference's facts for the policy check (engine/facts_cache.py) on every core.
+reference's facts for the policy check (engine/policy/facts_cache.py) on every core.
 
 Why: the preflight grades the reference of each lab in turn, and each lab
 built its reference and compiled both instructor's files for the check one
@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import labmeta
-from ..engine import lab_grading, lab_policy
+from ..engine import lab_grading
+from ..engine.policy import lab_policy
 from ..infra import toolchain
 from ..infra.trace import trace
 

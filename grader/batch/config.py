@@ -50,7 +50,7 @@ class BatchConfig:
     slurm_args: list[str] | None = None  # more sbatch options, e.g. --account=X
     slots: int = 4  # Slurm: tasks at once (each slot keeps one build tree)
     wait: bool = True  # Slurm: wait for the job and write the gradebook
-    # Students graded at once per GPU (grader/infra/gate.py); None: as many as
+    # Students graded at once per GPU (grader/engine/sharing/gate.py); None: as many as
     # the machine's cores allow (gpus.students_per_gpu). Without a GPU, one.
     jobs_per_gpu: int | None = None
     gpu_runs: int | None = None  # runs sharing a GPU at once (None: gpus.GPU_RUNS_AT_ONCE)

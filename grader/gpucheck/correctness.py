@@ -17,8 +17,8 @@ from ..engine.checker_run import run_checker
 from ..engine.scoring import score
 from ..infra import evidence, isolation
 from ..infra.evidence import GpuCheck, ImplRun, LabEvidence
-from . import grade
-from .selftest import summarize
+from ..commands import grade
+from ..commands.selftest import summarize
 
 
 def labs_part(

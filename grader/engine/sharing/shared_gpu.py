@@ -38,15 +38,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 from pathlib import Path
 
-from ..infra import sanitizer_places
-from ..infra.gate import Gate, Ticket, held
-from ..infra.trace import trace
-from ..results import BinaryRun, LabResult
-from ..status import CaseStatus, RunStatus, SanitizerStatus
+from . import sanitizer_places
+from .gate import Gate, Ticket, held
+from ...infra.trace import trace
+from ...results import BinaryRun, LabResult
+from ...status import CaseStatus, RunStatus, SanitizerStatus
 from . import reference_tools
-from . import sanitize as sanitize_mod
+from .. import sanitize as sanitize_mod
 from .admission import Admit
-from .checker_passes import Pass, run_passes
+from ..checker_passes import Pass, run_passes
 
 R = TypeVar("R")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from ..engine import checker_service
+from ..engine.sharing import checker_service
 from ..infra import gpus
 from ..infra.trace import trace
-from ..engine.reference_tools import ReferenceTools
-from ..infra.gate import Gate
+from ..engine.sharing.reference_tools import ReferenceTools
+from ..engine.sharing.gate import Gate
 
 # A GPU's timed turns' kept checkers (batch --keep-timed-checkers): a turn's
 # parts at most, one a GPU lab of the course.

@@ -29,8 +29,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..status import SanitizerStatus
-from .sanitize import SanitizerRun
+from ...status import SanitizerStatus
+from ..sanitize import SanitizerRun
 
 # A tool's ending that is neither a finding nor a clean bill.
 NOT_FINISHED = (SanitizerStatus.TIMED_OUT, SanitizerStatus.FAILED, SanitizerStatus.TESTS_FAILED)

@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import labmeta
-from ...engine import fences, submissions
-from ...infra import toolchain
+from .. import labmeta
+from ..engine.policy import fences
+from ..engine import submissions
+from ..infra import toolchain
 from .functions import Function, functions
 from .normalise import Normalised, language_of, normalise
 

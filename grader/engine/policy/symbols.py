@@ -1,5 +1,5 @@
 """What a lab file really links and calls: compile it so that calls stay
-visible, then read the facts the policy check (grader/engine/policy.py) judges.
+visible, then read the facts the policy check (grader/engine/policy/policy.py) judges.
 
 Spelling can hide a call (a pasted name, an alias, `using namespace`, a
 function pointer, dlsym); compiled output cannot. The grader compiles the file
@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..infra import proc, toolchain
+from ...infra import proc, toolchain
 from . import build_flags
 from .symbol_names import normalise
 from .symbol_parse import (

@@ -10,7 +10,7 @@ must be on a file system that the nodes share. At most `slots` tasks run at
 once (the array's %N throttle); each running task holds a slot, a build tree in
 OUT/slurm/slots/ that is built once and then only recompiles a submission's
 lab files (a lock file per slot: two tasks never build in one tree). The task's
-side is grader/commands/slurm_task.py; this module is the submitting side.
+side is grader/batch/slurm_task.py; this module is the submitting side.
 
 The submitting process then follows the job through squeue (pending, running,
 graded; sacct, where the cluster keeps accounting, names the state of a task
@@ -48,7 +48,7 @@ from ..infra import slurm, store, toolchain
 from ..infra.atomic import write_atomic
 from ..infra.sandbox import Limits
 from ..results import StudentResult
-from . import batch, batch_config, class_report
+from . import orchestrator as batch, config as batch_config, class_report
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
 

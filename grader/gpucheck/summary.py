@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from .. import labmeta
 from ..infra.evidence import GpuCheck
-from .gpucheck_bench import floor_lines
-from .gpucheck_scripts import PART_FIELDS, SCRIPT_PARTS
+from .bench import floor_lines
+from .scripts import PART_FIELDS, SCRIPT_PARTS
 
 
 def course_beats_cub(lab_id: str) -> bool:

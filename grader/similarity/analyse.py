@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import labmeta
+from .. import labmeta
 from . import compare, documents
 from .compare import Run, Settings
 
