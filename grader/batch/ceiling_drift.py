@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 import sys
 
+from ..labmeta import Lab
 from ..results import StudentResult
 from .gpu_group import Ceiling
 
@@ -27,16 +28,18 @@ def moved(side: str, c: Ceiling) -> bool:
     return bool(c.before and c.after and abs(c.after - c.before) > bound * c.before)
 
 
-def timed_students(done: list[StudentResult], side: str, gpu: str) -> list[str]:
+def timed_students(
+    done: list[StudentResult], side: str, gpu: str, host_labs: set[str]
+) -> list[str]:
     """The students of `done` with a lab of `side` timed (a fraction measured), on
     `gpu` (a worker's gpu_uuids; empty: any, as for the host's ceiling; a result
     that names no GPU counts everywhere)."""
-    on_host = side == "cpu"
+    on_host = side == "cpu"  # host_labs: the labs timed against the host's copy
     return sorted(
         r.student
         for r in done
         if (not gpu or not r.gpu or r.gpu == gpu)
-        and any(lab.fraction is not None and lab.lab.startswith("01_") == on_host for lab in r.labs)
+        and any(lab.fraction is not None and (lab.lab in host_labs) == on_host for lab in r.labs)
     )
 
 
@@ -47,7 +50,9 @@ def regrade_command(out: str, students: list[str]) -> str:
     return f"rm -r {paths} && {again}"
 
 
-def report(leads, done: list[StudentResult], out: str, perf: bool, progress) -> list[dict]:
+def report(
+    leads, done: list[StudentResult], labs: list[Lab], out: str, perf: bool, progress
+) -> list[dict]:
     """The warnings, one a ceiling (the host's is every lead's), and batch.json's
     ceiling_drift entries."""
     entries: list[dict] = []
@@ -58,7 +63,8 @@ def report(leads, done: list[StudentResult], out: str, perf: bool, progress) -> 
                 continue
             seen.add(id(c))
             gpu = w.gpu_uuids if side == "gpu" else ""
-            who = timed_students(done, side, gpu)
+            host_labs = {lab.id for lab in labs if not lab.needs_gpu}
+            who = timed_students(done, side, gpu, host_labs)
             entries.append(
                 {"gpu": gpu, "side": side, "before": c.before, "after": c.after, "students": who}
             )

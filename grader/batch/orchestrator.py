@@ -323,7 +323,7 @@ def _run_locked(
         }
         for w in leads
     ]
-    if drift := ceiling_drift.report(leads, done, str(config.out), config.perf, progress):
+    if drift := ceiling_drift.report(leads, done, labs, str(config.out), config.perf, progress):
         report["ceiling_drift"] = drift
     _finish(config, labs, done, report, progress)
     if errors:

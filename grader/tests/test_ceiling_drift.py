@@ -109,5 +109,6 @@ def test_timed_students_are_those_of_the_side_and_gpu():
         r("d", "GPU-1", "04_x", fraction=None),  # not timed
         r("e", "GPU-1", "01_cpu_baseline"),
     ]
-    assert ceiling_drift.timed_students(done, "gpu", "GPU-1") == ["a", "c"]
-    assert ceiling_drift.timed_students(done, "cpu", "") == ["e"]
+    host = {"01_cpu_baseline"}
+    assert ceiling_drift.timed_students(done, "gpu", "GPU-1", host) == ["a", "c"]
+    assert ceiling_drift.timed_students(done, "cpu", "", host) == ["e"]
