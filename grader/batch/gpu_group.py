@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from ..infra import gpus
 from ..infra.trace import trace
 from ..engine.sharing.reference_tools import ReferenceTools
 from ..engine.sharing.gate import Gate
+from ..labmeta import Lab
 
 # A GPU's timed turns' kept checkers (batch --keep-timed-checkers): a turn's
 # parts at most, one a GPU lab of the course.
@@ -46,6 +48,9 @@ class GpuGroup:
         self.reference_tools: ReferenceTools | None = None
         self.grading = workers
         self.lock = threading.Lock()
+        # The references its workers grade side by side (reference_check.py),
+        # when they share the GPU and the batch has a preflight.
+        self.preflight: SharedPreflight | None = None
         # How many kept checkers each worker keeps for its untimed runs, and
         # the timed turns' pool (batch --keep-timed-checkers: at most a turn's
         # parts, POOL_CHECKERS), in the memory the run slots leave on `gpu`
@@ -73,3 +78,31 @@ class GpuGroup:
         if last and self.timed_checkers is not None:
             self.timed_checkers.close()
         return last
+
+
+# How long a kind of lab's reference takes to grade, roughly (lab 01's timed
+# run uses every core; lab 11's tests cover four variants, lab 09's two contracts).
+_WEIGHT = {"cpu_sum": 4, "gpu_float_sum": 3, "gpu_sum_max": 3, "gpu_max": 2}
+
+
+def lab_weight(lab: Lab) -> int:
+    return _WEIGHT.get(lab.kind, 1)
+
+
+class SharedPreflight:
+    """One GPU's references, taken a lab at a time by its workers once the
+    lead has filled the policy check's cache (`warmed`)."""
+
+    def __init__(self, labs: list[Lab]) -> None:
+        self.todo: queue.Queue[Lab] = queue.Queue()
+        # The longest first, so that no worker starts one last while the others idle.
+        for lab in sorted(labs, key=lambda lab: -lab_weight(lab)):
+            self.todo.put(lab)
+        self.warmed = threading.Event()
+        self.failed = threading.Event()  # a reference did not pass: no worker takes another
+
+    def next_lab(self) -> Lab | None:
+        try:
+            return self.todo.get_nowait()
+        except queue.Empty:
+            return None

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from .. import labmeta
+from .config import CEILING_CALIBRATION_BOUND, BatchConfig, BatchError
 from .gpu_group import Ceiling
 
 HOST = "cpu"  # the Ceiling key of the host's copy (lab 01), as measure_ceilings names it
@@ -104,3 +105,18 @@ def wait_at(barrier: threading.Barrier) -> None:
         barrier.wait()
     except threading.BrokenBarrierError:
         pass
+
+
+def check_calibration(worker: Lead, config: BatchConfig) -> None:
+    """A lead's GPU ceiling, refused where it is far off the course's calibration."""
+    c = worker.ceilings.get("gpu")
+    if c is None or c.calibrated is None:
+        return
+    off = abs(c.before - c.calibrated) / c.calibrated
+    if off > CEILING_CALIBRATION_BOUND and not config.accept_ceiling:
+        raise BatchError(
+            f"the copy ceiling measured on {c.device} ({c.before:.0f} GB/s) is {off:.0%} off the "
+            f"course's calibration for it ({c.calibrated:.0f} GB/s, grader/labs.toml): the GPU "
+            "is busy, throttled or not what it seems. Nobody was graded; fix the machine, or "
+            "pass --accept-ceiling to grade against what it measures."
+        )

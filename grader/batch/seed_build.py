@@ -20,9 +20,13 @@ def seed_build(seed: Path, build: Path, labs_dir: Path) -> None:
     building its own costs the batch minutes of cores (see docs/decisions.md,
     "A worker's build tree seeded from another's").
 
-    The lab files are then made newer than anything taken: whatever lab code
-    the seed's runner programs were built from, every object made from a lab
-    file is compiled here again. Nothing else of `seed` depends on a lab."""
+    A lab file whose text differs from the seed tree's (the seed's changed
+    after its build, as the preflight's reference does) is then made newer than
+    anything taken, so that every object made from it is compiled here again.
+    A lab file with the same text keeps the objects taken: they were compiled
+    from that text, and compiling them again in every worker would cost the
+    batch's set-up as much as the harness itself. Nothing else of `seed`
+    depends on a lab."""
     newest = 0  # ns: the latest mtime among what was taken
     for src in seed.rglob("*"):
         rel = src.relative_to(seed)
@@ -38,6 +42,18 @@ def seed_build(seed: Path, build: Path, labs_dir: Path) -> None:
     # answers in a millisecond is stamped by the kernel's coarse clock, which
     # can lag a precise "now" and leave its object older than its source.
     after = newest + 1000
+    seed_labs = seed.parent / labs_dir.name
     for f in labs_dir.rglob("*"):
-        if f.is_file() and f.stat().st_mtime_ns <= newest:
+        if not f.is_file() or _same_text(f, seed_labs / f.relative_to(labs_dir)):
+            continue
+        if f.stat().st_mtime_ns <= newest:
             os.utime(f, ns=(after, after))
+
+
+def _same_text(ours: Path, theirs: Path) -> bool:
+    """Whether the seed tree's copy of a lab file holds the same bytes: an
+    object built from it is then one built from ours."""
+    try:
+        return theirs.read_bytes() == ours.read_bytes()
+    except OSError:
+        return False

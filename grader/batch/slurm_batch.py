@@ -43,12 +43,10 @@ from pathlib import Path
 
 from .. import labmeta
 from ..engine import submissions
-from ..engine.feedback import gradebook_csv
 from ..infra import slurm, store, toolchain
-from ..infra.atomic import write_atomic
 from ..infra.sandbox import Limits
 from ..results import StudentResult
-from . import orchestrator as batch, config as batch_config, class_report
+from . import orchestrator as batch, config as batch_config, gradebook
 
 POLL_SECONDS = float(os.environ.get("GRADER_SLURM_POLL", "10"))
 
@@ -337,9 +335,5 @@ def run_batch(
                 "(see OUT/slurm/logs/); run the batch again",
             )
         results.append(res)
-    write_atomic(config.out / "gradebook.csv", gradebook_csv(results, [lab.id for lab in labs]))
-    progress(
-        f"[slurm] gradebook: {config.out / 'gradebook.csv'}, "
-        f"report: {class_report.write(config.out, results, labs)}"
-    )
+    gradebook.write(config.out, results, labs, progress, "slurm")
     return results

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 
 from .. import labmeta
 from ..labmeta import Course, Lab
-from ..engine import harness_tree, hint_ladder, lab_grading, scoring, submissions
-from ..engine.sharing.reference_tools import ReferenceTools
+from ..engine import harness_tree, hint_ladder, lab_grading, submissions
 from ..infra import gpus, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..engine.sharing.gate import Sides, held
 from ..infra.trace import trace
 from ..results import StudentResult
 from ..status import LabStatus
-from . import preflight_warm, timed_stage
+from . import preflight_warm, reference_check, timed_stage
+from .reference_check import install_reference
 from .seed_build import seed_build
 from .config import BatchConfig, BatchError
-from .gpu_group import Ceiling, GpuGroup
+from .gpu_group import Ceiling, GpuGroup, SharedPreflight
 from .lead_turns import LeadTurns
 
 if TYPE_CHECKING:
@@ -98,10 +98,12 @@ class Worker:
         course: labmeta.Course,
         labs: list[labmeta.Lab],
         progress=print,
-        seed: Path | None = None,
+        seed: Path | Callable[[], Path | None] | None = None,
     ) -> bool:
         """This worker's tree, configured and its harness built; True when made now.
-        seed: another worker's fresh build folder, whose outputs it takes (seed_build)."""
+        seed: another worker's fresh build folder, whose outputs it takes
+        (seed_build), or what returns it once it is built (called after this
+        tree's configure, which needs no seed and so goes beside its build)."""
         # meson writes absolute paths into build.ninja: a worker tree that was
         # copied or moved with its --out would build the original folder's
         # files, another student's code. A tree made elsewhere is made again.
@@ -120,8 +122,9 @@ class Worker:
             harness_tree.copy_harness(toolchain.REPO, self.src, skip=(self.config.out,))
             options = [f"-Dgpu_arch={self.config.arch}", "-Dmutants=disabled"]
             toolchain.configure(self.build, options, source=self.src)
-            if seed is not None:
-                seed_build(seed, self.build, self.src / "labs")
+            taken = seed() if callable(seed) else seed
+            if taken is not None:
+                seed_build(taken, self.build, self.src / "labs")
         # A lab this worker cannot grade (lab 12 on one GPU) is built per student
         # only for the compile error it may show.
         checked = [lab for lab in labs if self.gradable(lab)]
@@ -181,10 +184,16 @@ class Worker:
         labs: list[labmeta.Lab],
         progress=print,
         turns: LeadTurns | None = None,
+        beside: SharedPreflight | None = None,
     ) -> None:
         """The reference solutions, graded as a student's would be: each must get
         every correctness point here, or the batch stops. `turns`: the batch's
-        leads, waited for before each timing (lead_turns.py)."""
+        leads, waited for before each timing (lead_turns.py). `beside`: the
+        GPU's references, which its workers share (reference_check.py); else
+        this lead grades them in turn, the machine quiet."""
+        if beside is not None:
+            reference_check.share(self, course, labs, progress, beside)
+            return
         turns = turns or LeadTurns()
         install_reference(course, self.src / "labs")
         ours = [lab for lab in labs if self.gradable(lab)]
@@ -202,28 +211,8 @@ class Worker:
                 cell.cleanup()
 
     def _check_reference(self, lab: labmeta.Lab, cell, progress) -> None:
-        """The linked policy check too (the reference must pass it, or no
-        student's file can), and timed: feedback quotes its fraction."""
-        r = self._grade_lab(lab, cell, sanitize=False)
-        if r.status != LabStatus.GRADED or r.points_correctness != r.max_correctness:
-            why = r.reason or (r.first_failure.describe() if r.first_failure else "")
-            raise BatchError(
-                f"the reference solution of {lab.id} does not pass on this machine in "
-                f"this setting ({'sandbox' if self.sandbox else 'no sandbox'}"
-                f"{', GPU ' + self.gpu.uuid if self.gpu else ''}): {r.status}: {why}. "
-                "The machine or the grader is at fault; nobody was graded."
-            )
-        self.reference_fraction[lab.id] = r.fraction
-        if lab.needs_gpu and not lab.spans_gpus:
-            if self.group.reference_tools is None:
-                self.group.reference_tools = ReferenceTools()
-            runner = self.build / "tests" / lab_grading.runner_target(lab, "labs")
-            self.group.reference_tools.keep(lab.id, runner)
-        of = f", {r.fraction:.3f} of the copy ceiling" if r.fraction else ""
-        progress(f"[batch] preflight {lab.id}: reference passes ({r.tests_passed} tests{of})")
-        short = scoring.reference_short(r) if self.config.perf else None
-        if short:
-            progress(f"[batch] WARNING preflight {lab.id}: {short}")
+        """Timed in place, the machine quiet (reference_check.judge says what passes)."""
+        reference_check.judge(self, lab, self._grade_lab(lab, cell, sanitize=False), progress)
 
     def new_result(self, spec: str, student: str, **fields) -> StudentResult:
         """A student's result as this batch starts it, with `fields`."""
@@ -392,9 +381,3 @@ class Worker:
         if self.sandbox is not None:
             self.sandbox.cleanup()
             self.sandbox = None
-
-
-def install_reference(course: labmeta.Course, dest_labs: Path) -> None:
-    """The reference solutions' fences in the worker's lab files (preflight)."""
-    ref = submissions.Submission("reference", "solutions", toolchain.REPO / "solutions")
-    submissions.install(ref, course, REPO_LABS, dest_labs)

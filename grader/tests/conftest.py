@@ -101,7 +101,7 @@ def offline_batch(monkeypatch):
     monkeypatch.setattr(
         batch_worker.Worker,
         "preflight",
-        lambda self, course, labs, progress=None, turns=None: None,
+        lambda self, course, labs, progress=None, turns=None, beside=None: None,
     )
     return calls
 

@@ -57,3 +57,28 @@ def test_a_seeded_tree_compiles_only_the_lab_files_again(tmp_path):
     assert len(ran_here) > len(first_log)
     again = ran_here[len(first_log) :]
     assert again and all(lab01.id in name for name in again), again
+
+
+@needs_meson
+def test_a_tree_seeded_from_the_same_lab_files_compiles_nothing(tmp_path):
+    """The lab files are the seed's, byte for byte: every object taken was made
+    from them, so the seeded tree's build runs no compile at all."""
+    course = labmeta.load()
+    lab01 = course.lab("01")
+    cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], arch="sm_90")
+    targets = [lab_grading.checker_target(lab01), lab_grading.runner_target(lab01, "labs")]
+    first = batch_worker.Worker(tmp_path / "w0", None, cfg)
+    assert first.prepare(course, [lab01], lambda *_: None)
+    asked: list[bool] = []
+
+    def seed():  # called once the second tree is configured
+        asked.append((tmp_path / "w1" / "src" / "build" / "build.ninja").exists())
+        return first.build
+
+    second = batch_worker.Worker(tmp_path / "w1", None, cfg)
+    assert second.prepare(course, [lab01], lambda *_: None, seed=seed)
+    assert asked == [True]
+    assert _dry_run(second.build, targets) == []
+    first_log = (first.build / ".ninja_log").read_text().splitlines()[1:]
+    log = (second.build / ".ninja_log").read_text().splitlines()[1:]
+    assert len(log) == len(first_log), log[len(first_log) :]  # nothing compiled here

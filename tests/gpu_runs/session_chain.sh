@@ -45,7 +45,10 @@
 #            (default 32) of class.toml's copies with all 11 labs, batch's
 #            default options (the batch picks its workers; --timeout 600), run
 #            to the end (no deadline short of CLASS_S, default 900): on the
-#            first GPU and half the cores, and on every GPU and core
+#            first GPU and half the cores, and on every GPU and core; with
+#            PREV (a clone of an earlier commit carried beside the tree, e.g.
+#            .prev) the same class graded by that grader after it, in the same
+#            call: today's figure beside the one it replaces
 # C: the commit the tree is (the machine's .git may lag); R: where results go
 # (default /tmp/ch/r); CLASS_S: each class part's span (default 540); JOBS:
 # workers a GPU in the class parts (default 16; at 80edc82 one H200's 16
@@ -98,8 +101,9 @@ for part in class1d class2d; do
   # One GPU and half the cores only where the machine has more (on a machine of
   # one GPU, class1d is the whole machine).
   [[ $part == class1* ]] && (($(nvidia-smi -L | wc -l) > 1)) && one=1
-  env OUT="$R/$part" PARTS=new LABS=course COPIES=4 STUDENTS="${STUDENTS:-32}" JOBS=auto \
-    TIMEOUT=600 THROUGHPUT_S="${CLASS_S:-900}" ${one:+ONE_GPU=1} \
+  env OUT="$R/$part" PARTS=new${PREV:+,prev} LABS=course COPIES=4 STUDENTS="${STUDENTS:-32}" JOBS=auto \
+    TIMEOUT=600 THROUGHPUT_S="${CLASS_S:-900}" ${one:+ONE_GPU=1} ${PREV:+PREV=$PREV} \
+    ${PREV_NAME:+PREV_NAME=$PREV_NAME} \
     bash tests/submissions/issue16_gpu.sh > "$R/$part-console.txt" 2>&1
   echo "$part rc $? in $((SECONDS - t)) s"
   tail -6 "$R/$part-console.txt"

@@ -124,11 +124,11 @@ if has new; then
 fi
 if has prev; then
   : "${PREV:?set PREV to a checkout of the grader to compare with}"
-  name="prev-${PREV_NAME:-$(basename "$PREV")}-j$JOBS-x$COPIES${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}"
+  name="prev-${PREV_NAME:-$(basename "$PREV")}-j$JOBS-x$COPIES${STUDENTS:+-s$STUDENTS}${GPU_RUNS:+-r$GPU_RUNS}${SHARED_CALL:+-c$SHARED_CALL}${ONE_GPU:+-1gpu}${LABS:+-l$LABS}"
   GRADER_TRACE=1 "${pin[@]}" python3 tests/submissions/throughput.py "$OUT" "$name" --grader "$PREV" \
-    --arch "$ARCH" --timeout 60 --copies "$COPIES" --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- \
-    --jobs-per-gpu "$JOBS" ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} \
-    ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"}
+    --arch "$ARCH" --timeout "${TIMEOUT:-60}" --copies "$COPIES" ${STUDENTS:+--students "$STUDENTS"} \
+    --deadline "${THROUGHPUT_S:-360}" --labs "${LABS:-class}" -- ${jobs[@]+"${jobs[@]}"} \
+    ${GPU_RUNS:+--gpu-runs "$GPU_RUNS"} ${SHARED_CALL:+--shared-call-timeout "$SHARED_CALL"}
   echo "throughput $name exit $?"
   grep -E "^\[batch\]" "$OUT/throughput-$name.log" | tail -3
   sleep 2
