@@ -12,6 +12,7 @@ count lines, so this test does both counts the way the limits are stated.
 from __future__ import annotations
 
 import ast
+
 from grader.infra.toolchain import REPO
 
 MAX_LINES = 100
