@@ -141,8 +141,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _profile(args: argparse.Namespace) -> int:
     from .commands import profile
 
-    return profile.run(
-        args.labs,
+    options = profile.ProfileOptions(
         build_dir=args.build_dir,
         arch=args.arch,
         log2n=args.log2n,
@@ -151,6 +150,7 @@ def _profile(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         references_only=args.references,
     )
+    return profile.run(args.labs, options)
 
 
 def _hint(args: argparse.Namespace) -> int:

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TypeAlias
 
 from ..infra import toolchain
 from ..batch import config as batch_config
+
+# What add_subparsers returns (argparse gives it no public name). Each function
+# below build_parser adds one subcommand to it, with that subcommand's options.
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def positive(text: str) -> int:
@@ -30,7 +35,24 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     """The parser; `args.command` names the subcommand chosen."""
     ap = argparse.ArgumentParser(prog="python3 -m grader", description=description)
     sub = ap.add_subparsers(dest="command", required=True)
+    for add in (
+        _grade,
+        _batch,
+        _slurm_task,
+        _bench,
+        _profile,
+        _hint,
+        _calibrate,
+        _release,
+        _selftest,
+        _similarity,
+        _gpucheck,
+    ):
+        add(sub)
+    return ap
 
+
+def _grade(sub: Subcommands) -> None:
     g = sub.add_parser("grade", help="build, run and score your labs")
     g.add_argument("labs", nargs="*", help="lab ids or numbers (default: all), e.g. 04")
     g.add_argument(
@@ -52,6 +74,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "its correctness points",
     )
 
+
+def _batch(sub: Subcommands) -> None:
     b = sub.add_parser("batch", help="grade many submissions (folders, archives, git repos)")
     b.add_argument("submissions", nargs="+")
     b.add_argument("--out", type=Path, required=True, help="gradebook, feedback, worker trees")
@@ -59,18 +83,7 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=float, default=600.0, help="seconds per lab")
     b.add_argument("--gpus", help="CUDA device ids to use, e.g. 0,1 (default: all)")
     b.add_argument("--arch", default="auto", help="gpu_arch for meson")
-    # What the machine decides (batch chooses it) or maintainers measure with:
-    # accepted, not shown in --help (docs/maintainers.md describes them).
-    hidden = argparse.SUPPRESS
-    b.add_argument("--jobs-per-gpu", type=positive, default=None, help=hidden)
-    b.add_argument("--gpu-runs", type=positive, default=None, help=hidden)
-    b.add_argument("--shared-call-timeout", type=float, default=None, help=hidden)
-    b.add_argument(
-        "--gpu-connections", type=connections, default=batch_config.GPU_CONNECTIONS, help=hidden
-    )
-    b.add_argument("--sanitizer-places", type=positive, default=None, help=hidden)
-    b.add_argument("--no-kept-checkers", action="store_true", help=hidden)
-    b.add_argument("--keep-timed-checkers", action="store_true", help=hidden)
+    _batch_tuning(b)
     b.add_argument("--no-perf", action="store_true", help="skip the bandwidth tests")
     b.add_argument(
         "--no-sanitize",
@@ -109,6 +122,26 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="change a sandbox limit: memory_mb, processes, output_mb, cpu_seconds, "
         "open_files (repeatable)",
     )
+    _batch_slurm(b)
+
+
+def _batch_tuning(b: argparse.ArgumentParser) -> None:
+    """What the machine decides (batch chooses it) or maintainers measure with:
+    accepted, not shown in --help (docs/maintainers.md describes them)."""
+    hidden = argparse.SUPPRESS
+    b.add_argument("--jobs-per-gpu", type=positive, default=None, help=hidden)
+    b.add_argument("--gpu-runs", type=positive, default=None, help=hidden)
+    b.add_argument("--shared-call-timeout", type=float, default=None, help=hidden)
+    b.add_argument(
+        "--gpu-connections", type=connections, default=batch_config.GPU_CONNECTIONS, help=hidden
+    )
+    b.add_argument("--sanitizer-places", type=positive, default=None, help=hidden)
+    b.add_argument("--no-kept-checkers", action="store_true", help=hidden)
+    b.add_argument("--keep-timed-checkers", action="store_true", help=hidden)
+
+
+def _batch_slurm(b: argparse.ArgumentParser) -> None:
+    """batch's options for grading on a Slurm cluster."""
     b.add_argument(
         "--slurm",
         action="store_true",
@@ -134,6 +167,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "job and write the gradebook",
     )
 
+
+def _slurm_task(sub: Subcommands) -> None:
     t = sub.add_parser(
         "slurm-task",
         help="(inside a Slurm job of batch --slurm) grade one submission of a manifest",
@@ -141,11 +176,15 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     t.add_argument("manifest", type=Path)
     t.add_argument("--index", type=int, help="default: $SLURM_ARRAY_TASK_ID")
 
+
+def _bench(sub: Subcommands) -> None:
     r = sub.add_parser("bench", help="every reference and CUB over 2^16..2^30, JSON and plots")
     r.add_argument("--out", type=Path, default=toolchain.REPO / "build" / "bench")
     r.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     r.add_argument("--arch", default="auto")
 
+
+def _profile(sub: Subcommands) -> None:
     p = sub.add_parser(
         "profile",
         help="your kernel under Nsight Compute beside the reference "
@@ -177,10 +216,14 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=toolchain.REPO / "build" / "profile.json")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per program under ncu")
 
+
+def _hint(sub: Subcommands) -> None:
     h = sub.add_parser("hint", help="the next hint of a lab, one at a time (recorded)")
     h.add_argument("lab", help="lab id or number, e.g. 04")
     h.add_argument("--again", action="store_true", help="show the hints taken so far, take none")
 
+
+def _calibrate(sub: Subcommands) -> None:
     k = sub.add_parser("calibrate", help="thresholds for this GPU from the reference solutions")
     k.add_argument("--build-dir", type=Path, default=toolchain.REPO / "build")
     k.add_argument("--arch", default="auto")
@@ -193,10 +236,14 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="where the figures go, as evidence (default: BUILD_DIR/calibration.json)",
     )
 
+
+def _release(sub: Subcommands) -> None:
     e = sub.add_parser("release", help="write the student repository to DEST and check it")
     e.add_argument("dest", type=Path)
     e.add_argument("--no-check", action="store_true", help="skip grading lab 01 in DEST")
 
+
+def _selftest(sub: Subcommands) -> None:
     s = sub.add_parser(
         "selftest", help="the repository's own tests (solutions, skeletons, mutants, grader)"
     )
@@ -209,6 +256,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         help="passed to meson setup, e.g. -D gpu_arch=sm_90",
     )
 
+
+def _similarity(sub: Subcommands) -> None:
     m = sub.add_parser(
         "similarity",
         help="(instructor) pairs of students, and students and "
@@ -233,6 +282,8 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     )
     m.add_argument("--lab", action="append", help="only these labs (repeatable)")
 
+
+def _gpucheck(sub: Subcommands) -> None:
     c = sub.add_parser(
         "gpucheck",
         help="on a GPU machine: build everything, run every test "
@@ -263,5 +314,3 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         metavar="JSON",
         help="merge the gpucheck.json of partial runs into OUT/gpucheck.json",
     )
-
-    return ap

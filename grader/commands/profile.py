@@ -16,7 +16,7 @@ Exit codes beside the grader's usual ones (grader/cli.py): 4 no GPU here,
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -119,42 +119,33 @@ def _reference(
     return p
 
 
-def run(
-    lab_ids: list[str],
-    *,
-    build_dir: Path,
-    arch: str | None,
-    log2n: int,
-    impl: str,
-    json_path: Path,
-    timeout: float,
-    references_only: bool = False,
-    progress=print,
-) -> int:
+@dataclass(frozen=True)
+class ProfileOptions:
+    """What `profile` is asked for, beside the labs: the command line's options."""
+
+    build_dir: Path
+    arch: str | None  # gpu_arch for meson; None: the build folder's
+    log2n: int
+    impl: str  # "labs" (the student's) or "solutions" (profiled as theirs)
+    json_path: Path
+    timeout: float  # seconds per program under ncu
+    references_only: bool = False  # the committed run's shape: references alone
+
+
+def run(lab_ids: list[str], options: ProfileOptions, progress=print) -> int:
     """`profile`: build, profile, print the table, write JSON. Returns the exit code."""
     from ..infra.gpus import visible_gpus
 
     course = labmeta.load()
-    labs = (
-        [course.lab(x) for x in lab_ids]
-        if lab_ids
-        else [x for x in course.labs if x.needs_gpu and not x.spans_gpus]
-    )
-    cpu = [x.id for x in labs if not x.needs_gpu]
-    if cpu:
-        raise ValueError(
-            f"{', '.join(cpu)} runs on the CPU: there is no GPU kernel to profile "
-            "(its handout shows how to time it)"
-        )
+    labs = _labs_asked(course, lab_ids)
     if not visible_gpus():
         print("profile needs an NVIDIA GPU (nvidia-smi lists none here): nothing profiled")
         return EXIT_NO_GPU
     find_ncu()
     live = (toolchain.REPO / "solutions").is_dir()
     committed = None if live else load_reference_run()
-    toolchain.configure(build_dir, [f"-Dgpu_arch={arch}"] if arch else None)
+    toolchain.configure(options.build_dir, [f"-Dgpu_arch={options.arch}"] if options.arch else None)
 
-    mine_prefix = "bench-" if impl == "solutions" else "labs-bench-"
     names = [name for lab in labs for name in bench_names(lab)]
     previous = {
         name: previous_bench(
@@ -166,48 +157,109 @@ def run(
         )
         for name in names
     }
-    targets = [] if references_only else [mine_prefix + name for name in names]
-    if live:
-        targets += [f"bench-{x}" for x in set(names) | {p for p in previous.values() if p}]
-    progress(f"[profile] building {len(targets)} program(s) ...")
-    built = toolchain.build(build_dir, sorted(set(targets)))
-    if not built.ok:
-        print(f"build failed:\n{built.first_errors}")
+    if not _build(names, previous, options, live, progress):
         return 1
     if not live and committed is None:
         print(
             f"note: no reference profile here ({REFERENCE_RUN.relative_to(toolchain.REPO)} is "
             "missing): only your own columns are shown"
         )
-
-    results: dict[str, dict[str, Profile | None]] = {}
-    cache: dict[str, Profile | None] = {}
     try:
-        for name in names:
-            row: dict[str, Profile | None] = {}
-            if not references_only:
-                progress(f"[profile] {name}: your kernel under ncu ...")
-                row["yours"] = profile_binary(
-                    build_dir / "tests" / (mine_prefix + name),
-                    "yours" if impl == "labs" else "solutions/",
-                    log2n,
-                    timeout,
-                )
-            for key, which in (("reference", name), ("previous", previous[name])):
-                if which is None:
-                    continue
-                if which not in cache:
-                    cache[which] = _reference(
-                        which, build_dir, live, committed, log2n, timeout, progress
-                    )
-                row[key] = cache[which]
-            results[name] = row
+        results = _profile_all(names, previous, options, live, committed, progress)
     except ProfileError as e:
         print(str(e))
         return e.exit_code
+    _write_json(results, options)
+    _print_report(course, results, previous, options)
+    judged = [
+        row.get("yours" if not options.references_only else "reference") for row in results.values()
+    ]
+    return 1 if any(p is None or p.status != ProfileStatus.OK for p in judged) else 0
 
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    if references_only:
+
+def _labs_asked(course: labmeta.Course, lab_ids: list[str]) -> list[labmeta.Lab]:
+    """The labs named (default: every GPU lab of one GPU); a CPU lab is a usage
+    error, since it has no kernel to profile."""
+    labs = (
+        [course.lab(x) for x in lab_ids]
+        if lab_ids
+        else [x for x in course.labs if x.needs_gpu and not x.spans_gpus]
+    )
+    cpu = [x.id for x in labs if not x.needs_gpu]
+    if cpu:
+        raise ValueError(
+            f"{', '.join(cpu)} runs on the CPU: there is no GPU kernel to profile "
+            "(its handout shows how to time it)"
+        )
+    return labs
+
+
+def _mine_prefix(options: ProfileOptions) -> str:
+    return "bench-" if options.impl == "solutions" else "labs-bench-"
+
+
+def _build(
+    names: list[str],
+    previous: dict[str, str | None],
+    options: ProfileOptions,
+    live: bool,
+    progress,
+) -> bool:
+    """Build the student's bench programs and, where the references are here,
+    theirs and the previous labs'; print the first errors of a failed build."""
+    targets = [] if options.references_only else [_mine_prefix(options) + n for n in names]
+    if live:
+        targets += [f"bench-{x}" for x in set(names) | {p for p in previous.values() if p}]
+    progress(f"[profile] building {len(targets)} program(s) ...")
+    built = toolchain.build(options.build_dir, sorted(set(targets)))
+    if not built.ok:
+        print(f"build failed:\n{built.first_errors}")
+    return built.ok
+
+
+def _profile_all(
+    names: list[str],
+    previous: dict[str, str | None],
+    options: ProfileOptions,
+    live: bool,
+    committed: ProfileFile | None,
+    progress,
+) -> dict[str, dict[str, Profile | None]]:
+    """Each bench's row: the student's profile, the reference's and the previous
+    lab's (each reference profiled once however many rows show it)."""
+    results: dict[str, dict[str, Profile | None]] = {}
+    cache: dict[str, Profile | None] = {}
+    for name in names:
+        row: dict[str, Profile | None] = {}
+        if not options.references_only:
+            progress(f"[profile] {name}: your kernel under ncu ...")
+            row["yours"] = profile_binary(
+                options.build_dir / "tests" / (_mine_prefix(options) + name),
+                "yours" if options.impl == "labs" else "solutions/",
+                options.log2n,
+                options.timeout,
+            )
+        for key, which in (("reference", name), ("previous", previous[name])):
+            if which is None:
+                continue
+            if which not in cache:
+                cache[which] = _reference(
+                    which,
+                    options.build_dir,
+                    live,
+                    committed,
+                    options.log2n,
+                    options.timeout,
+                    progress,
+                )
+            row[key] = cache[which]
+        results[name] = row
+    return results
+
+
+def _write_json(results: dict[str, dict[str, Profile | None]], options: ProfileOptions) -> None:
+    options.json_path.parent.mkdir(parents=True, exist_ok=True)
+    if options.references_only:
         # The committed run's shape: one reference profile per bench, what a
         # student release reads for its reference columns.
         body = {
@@ -220,19 +272,26 @@ def run(
             name: {k: asdict(p) if p else None for k, p in row.items()}
             for name, row in results.items()
         }
-    evidence.dump(ProfileFile(machine=machine_info(), log2n=log2n, profiles=body), json_path)
+    file = ProfileFile(machine=machine_info(), log2n=options.log2n, profiles=body)
+    evidence.dump(file, options.json_path)
+
+
+def _print_report(
+    course: labmeta.Course,
+    results: dict[str, dict[str, Profile | None]],
+    previous: dict[str, str | None],
+    options: ProfileOptions,
+) -> None:
     for name, row in results.items():
         print()
         lab = lab_of(course, name)
-        said = predictions.read(toolchain.REPO / impl / lab.id)
+        said = predictions.read(toolchain.REPO / options.impl / lab.id)
         print(table(course, name, row, previous[name], said))
         for note in said.notes:
             print(f"  note: {note}")
     print()
     print(meanings(shown_metrics(course, results)))
-    print(f"\nreport: {json_path}")
-    judged = [row.get("yours" if not references_only else "reference") for row in results.values()]
-    return 1 if any(p is None or p.status != ProfileStatus.OK for p in judged) else 0
+    print(f"\nreport: {options.json_path}")
 
 
 def machine_info() -> ProfileMachine:

@@ -280,8 +280,9 @@ def launch(
             more = [admission.argument] if admission is not None else []
             done = proc.run(
                 [*args, *more, f"--result-fd={results.fileno()}"],
-                timeout=timeout, output_limit=log_limit, tail=tail, env=env, pass_fds=fds,
-                on_start=on_start, paused=paused, background=background,
+                timeout=timeout, env=env, background=background,
+                options=proc.RunOptions(output_limit=log_limit, tail=tail, pass_fds=fds,
+                                        on_start=on_start, paused=paused),
             )  # fmt: skip
         results.seek(0)
         return done, results.read(64 << 20).decode(errors="replace")

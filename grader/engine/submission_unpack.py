@@ -103,7 +103,7 @@ def _clone(spec: str, dest: Path) -> None:
             ["git", "clone", "--quiet", "--depth", "1", "--", spec, str(dest)],
             timeout=GIT_TIMEOUT_S,
             env=env,
-            output_limit=1 << 20,
+            options=procs.RunOptions(output_limit=1 << 20),
         )
     except OSError as e:
         raise ValueError(f"cannot run git: {e}") from None

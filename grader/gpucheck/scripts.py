@@ -30,7 +30,7 @@ def _script(args: list[str], out_dir: Path, name: str, timeout: float = 1800) ->
         timeout=timeout,
         cwd=tools.REPO,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
-        log=out_dir / f"{Path(name).stem}.log",
+        options=proc.RunOptions(log=out_dir / f"{Path(name).stem}.log"),
     )
     result = ScriptRun(
         command=" ".join(["python3", *args]),

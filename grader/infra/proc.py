@@ -190,50 +190,67 @@ def _must_exist(program: str, path: str | None) -> None:
         raise FileNotFoundError(2, "No such file or directory", program)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The settings of run() that few callers change. output_limit: bytes of
+    output past which the process group is killed. tail: bytes of output
+    returned, the last ones (the first, with head: a compiler's first errors
+    matter most). log: where the output is kept (default: a temporary file,
+    removed). stdin_text: written to the process's stdin (default: none).
+    pass_fds: descriptors the process inherits. on_start: called once the
+    process exists. paused: seconds so far that do not count against the
+    timeout (a checker waiting for its GPU slot)."""
+
+    output_limit: int = 64 << 20
+    tail: int = 20000
+    head: bool = False
+    log: Path | None = None
+    stdin_text: str | None = None
+    pass_fds: tuple[int, ...] = ()
+    on_start: Callable[[], None] | None = None
+    paused: Callable[[], float] | None = None
+
+
 def run(
     args: list[str],
     *,
     timeout: float,
     env: dict[str, str] | None = None,
     cwd: str | os.PathLike | None = None,
-    output_limit: int = 64 << 20,
-    tail: int = 20000,
-    pass_fds: tuple[int, ...] = (),
-    log: Path | None = None,
-    stdin_text: str | None = None,
-    head: bool = False,
-    on_start: Callable[[], None] | None = None,
-    paused: Callable[[], float] | None = None,
     background: bool = False,
+    options: RunOptions = RunOptions(),
 ) -> Finished:
     """Runs args to the end, or kills its process group at `timeout` seconds
-    or once it has written more than `output_limit` bytes. Output goes to
-    `log` (kept) or to a temporary file (removed); the last `tail` bytes are
-    returned (the first, with head: a compiler's first errors matter most).
-    on_start: called once the process exists. paused: seconds so far that do
-    not count against `timeout` (a checker waiting for its GPU slot).
-    background: at the lowest CPU priority, below any timed run
+    or once it has written more than `options.output_limit` bytes, and returns
+    how it ended with the tail of its output (RunOptions: what else a caller
+    can set). background: at the lowest CPU priority, below any timed run
     (BACKGROUND_NICE)."""
+    o = options
     if background:
         _must_exist(args[0], (env if env is not None else os.environ).get("PATH"))
     started = time.monotonic()
-    with open(log, "w+b") if log else tempfile.TemporaryFile() as out:
+    with open(o.log, "w+b") if o.log else tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             background_command(args) if background else args,
             env=env,
             cwd=cwd,
             stdout=out,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if o.stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            pass_fds=pass_fds,
+            pass_fds=o.pass_fds,
         )
         track(proc.pid)
         try:
-            if on_start is not None:
-                on_start()
+            if o.on_start is not None:
+                o.on_start()
             timed_out, over = _wait(
-                proc, out, started + timeout, stdin_text, output_limit, paused or (lambda: 0.0)
+                proc,
+                out,
+                started + timeout,
+                o.stdin_text,
+                o.output_limit,
+                o.paused or (lambda: 0.0),
             )
         finally:
             # A clean exit, a timeout, or an exception here (Ctrl-C, SIGTERM): the
@@ -241,8 +258,8 @@ def run(
             kill_tree(proc)
             untrack(proc.pid)
         size = out.seek(0, os.SEEK_END)
-        out.seek(0 if head else max(0, size - tail))
-        text = out.read(tail).decode(errors="replace")
+        out.seek(0 if o.head else max(0, size - o.tail))
+        text = out.read(o.tail).decode(errors="replace")
     return Finished(
         None if timed_out else proc.returncode, timed_out, over, text, time.monotonic() - started
     )

@@ -61,7 +61,8 @@ class SlurmUnreachable(SlurmError):
 def call(cmd: list[str], timeout: float = 60) -> proc.Finished:
     """Runs one Slurm client command (stdout and stderr together, as proc.run gives them)."""
     try:
-        return proc.run(cmd, timeout=timeout, tail=64 << 20, output_limit=256 << 20)
+        options = proc.RunOptions(tail=64 << 20, output_limit=256 << 20)
+        return proc.run(cmd, timeout=timeout, options=options)
     except FileNotFoundError:
         raise SlurmError(
             f"{cmd[0]} is not installed: batch --slurm needs the Slurm client "

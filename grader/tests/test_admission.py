@@ -47,9 +47,11 @@ def run(admission: Admission, *args: str, timeout: float = 30.0) -> proc.Finishe
         return proc.run(
             [sys.executable, "-c", CHILD, str(ready), str(go), *args],
             timeout=timeout,
-            pass_fds=admission.child_fds,
-            on_start=admission.started,
-            paused=admission.paused,
+            options=proc.RunOptions(
+                pass_fds=admission.child_fds,
+                on_start=admission.started,
+                paused=admission.paused,
+            ),
         )
     finally:
         admission.close()

@@ -42,6 +42,8 @@ def test_a_clean_exit_kills_what_stayed_in_the_group(tmp_path):
 
 
 def test_output_past_the_cap_stops_the_program():
-    done = proc.run(["bash", "-c", "yes"], timeout=60, output_limit=1 << 20)
+    done = proc.run(
+        ["bash", "-c", "yes"], timeout=60, options=proc.RunOptions(output_limit=1 << 20)
+    )
     assert done.over_limit and not done.ok
     assert "stopped" in done.describe()

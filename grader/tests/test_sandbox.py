@@ -54,8 +54,7 @@ def test_the_process_runner_stops_a_program_that_floods_its_output(tmp_path):
     done = proc.run(
         ["/bin/sh", "-c", "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
         timeout=60,
-        output_limit=1 << 20,
-        tail=4000,
+        options=proc.RunOptions(output_limit=1 << 20, tail=4000),
     )
     assert done.over_limit and not done.ok and "too much output" in done.describe()
     assert len(done.output) <= 4000 and time.time() - start < 30

@@ -115,10 +115,8 @@ def run(cmd: list[str], *, timeout: float, cwd: Path | None = None, cap: int = O
         timeout=timeout,
         env=toolchain.compile_env(),
         cwd=cwd,
-        output_limit=1 << 40,
-        tail=cap + 1,
-        head=True,
         background=True,
+        options=proc.RunOptions(output_limit=1 << 40, tail=cap + 1, head=True),
     )
     data = done.output
     return Ran(None if done.timed_out else done.code, data[:cap], len(data) > cap)
