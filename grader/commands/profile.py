@@ -22,7 +22,7 @@ from typing import Callable
 
 from .. import labmeta
 from ..engine import predictions
-from ..infra import evidence, proc, toolchain
+from ..infra import evidence, log, proc, toolchain
 from ..infra.evidence import ProfileFile, ProfileMachine
 from ..status import ProfileStatus
 from ..engine.profile_ncu import (
@@ -129,7 +129,7 @@ def run(
     json_path: Path,
     timeout: float,
     references_only: bool = False,
-    progress=print,
+    progress=log.progress,
 ) -> int:
     """`profile`: build, profile, print the table, write JSON. Returns the exit code."""
     from ..infra.gpus import visible_gpus
