@@ -18,7 +18,7 @@ import sys
 
 from . import labmeta
 from .commands import arguments
-from .infra import toolchain
+from .infra import log, toolchain
 from .status import LabStatus
 
 
@@ -240,6 +240,7 @@ HANDLERS = {
 def main(argv: list[str] | None = None) -> int:
     ap = arguments.build_parser(__doc__.split("\n\n")[0])
     args = ap.parse_args(argv)
+    log.install()  # progress and traces print as they come (infra/log.py)
     try:
         return HANDLERS[args.command](args)
     except (toolchain.SetupError, labmeta.CourseFileError, KeyError, ValueError) as e:

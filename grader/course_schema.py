@@ -1,13 +1,27 @@
 """What a valid grader/labs.toml holds: every table's keys, each with its check,
-and the problems of a parsed file, each naming its table and key. Plain Python
-(no jsonschema: the grading machine has the standard library only); labmeta
-raises them as one CourseFileError."""
+and the problems of a parsed file, each naming its table and key. The tables'
+shape (which keys, which required, which unknown) is a voluptuous schema
+(vendored: the grading machine installs nothing); the checks of each value and
+the rules across labs are the course's own. labmeta raises the problems as one
+CourseFileError."""
 
 from __future__ import annotations
 
 import difflib
 import math
 import re
+from collections.abc import Callable
+from typing import Any
+
+from grader.third_party.voluptuous import (
+    PREVENT_EXTRA,
+    Invalid,
+    MultipleInvalid,
+    Optional,
+    Required,
+    Schema,
+)
+from grader.third_party.voluptuous.error import DictInvalid, RequiredFieldInvalid
 
 # How a block's threads pair up, step by step (slides/deckgen/index_math.py draws each).
 TREE_SHAPES = ("interleaved", "strided", "sequential")
@@ -31,7 +45,6 @@ PROFILE_METRICS = (
 )
 
 
-# Plain Python (no jsonschema: the grading machine has the standard library only).
 # Each table maps key -> (check, required); a check returns None or what is wrong.
 
 
@@ -53,8 +66,8 @@ def _count(v):
     return "must be a whole number >= 0"
 
 
-def _positive(v):
-    return None if _is_number(v) and v > 0 else "must be a number > 0"
+def _ceiling(v):
+    return None if _is_number(v) and v > 0 else "must be a number of GB/s > 0"
 
 
 def _threshold(v):
@@ -153,7 +166,7 @@ def _builds_on(v):
 
 THRESHOLD_MAX = 1.5  # a fraction of a copy ceiling: above 1.5 is a typo
 ANCHOR_LOG2_MAX = 40
-TOP_LEVEL = {"course": True, "ceilings": False, "labs": True, "peers": False}  # table -> required
+TABLES = ("course", "ceilings", "labs", "peers")
 COURSE_KEYS = {"gpu": (_text, True)}
 LAB_KEYS = {
     "title": (_text, True),
@@ -177,26 +190,78 @@ PEER_KEYS = {"title": (_text, False), "anchor_gbps": (_anchors, False)}
 _LAB_ID = re.compile(r"[0-9]+_[A-Za-z0-9_-]+")
 
 
+def _rule(check: Callable[[Any], str | None]) -> Callable[[Any], Any]:
+    """A value's check as a validator: what the check says is wrong is the Invalid."""
+
+    def validate(v: Any) -> Any:
+        if (why := check(v)) is not None:
+            raise Invalid(why)
+        return v
+
+    return validate
+
+
+def _table(keys: dict) -> dict:
+    return {(Required if required else Optional)(k): _rule(c) for k, (c, required) in keys.items()}
+
+
+# The file's shape; voluptuous reports every unknown, missing or wrong key at once.
+COURSE_FILE = Schema(
+    {
+        Required("course"): _table(COURSE_KEYS),
+        Optional("ceilings"): {str: _rule(_ceiling)},
+        Required("labs"): {str: _table(LAB_KEYS)},
+        Optional("peers"): {str: _table(PEER_KEYS)},
+    },
+    extra=PREVENT_EXTRA,
+)
+# What a table that is not a table must be, where "a table" says too little.
+NOT_A_TABLE = {
+    "ceilings": "must be a table of GPU model = GB/s",
+    "labs": "must hold one table per lab, [labs.<id>]",
+    "peers": "must hold one table per peer, [peers.<id>]",
+}
+# The keys a table may hold, by its depth in the file, for "did you mean".
+KNOWN_KEYS = {("course",): COURSE_KEYS, ("labs",): LAB_KEYS, ("peers",): PEER_KEYS}
+EXTRA_KEY = "extra keys not allowed"  # voluptuous's word for a key no schema names
+
+
 def _unknown(where: str, key: str, known, what: str = "key") -> str:
     close = difflib.get_close_matches(key, list(known), n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"the {what}s are: {', '.join(known)}"
     return f"{where} {key}: unknown {what} ({hint})"
 
 
-def _table_problems(where: str, table, schema: dict) -> list[str]:
-    if not isinstance(table, dict):
-        return [f"{where}: must be a table, not {type(table).__name__}"]
-    problems = [_unknown(where, k, schema) for k in table if k not in schema]
-    for key, (check, required) in schema.items():
-        if key not in table:
-            if required:
-                problems.append(f"{where} {key}: missing (required)")
-        elif (why := check(table[key])) is not None:
-            problems.append(f"{where} {key} = {table[key]!r}: {why}")
-    return problems
+def _at(data: Any, path: list) -> Any:
+    for k in path:
+        data = data[k]
+    return data
+
+
+def _say(data: dict, e: Invalid) -> str:
+    """One schema error in the course's words: the table, the key, its value, why."""
+    path = [str(k) for k in e.path]  # a missing key's path ends in its Required marker
+    table, key = path[: 2 if path[0] in ("labs", "peers") else 1], path[-1]
+    where = f"[{'.'.join(table)}]"
+    if len(path) == 1 and e.msg == EXTRA_KEY:
+        return _unknown("top level:", key, TABLES, "table")
+    if isinstance(e, RequiredFieldInvalid):
+        return (
+            f"[{key}]: missing (required)"
+            if len(path) == 1
+            else f"{where} {key}: missing (required)"
+        )
+    if e.msg == EXTRA_KEY:
+        return _unknown(where, key, KNOWN_KEYS[(path[0],)])
+    if isinstance(e, DictInvalid):
+        why = NOT_A_TABLE.get(".".join(path))
+        return f"{where}: {why or f'must be a table, not {type(_at(data, e.path)).__name__}'}"
+    shown = repr(key) if path[0] == "ceilings" else key
+    return f"{where} {shown} = {_at(data, e.path)!r}: {e.msg}"
 
 
 def _lab_problems(lab_id: str, entry) -> list[str]:
+    """What no single key shows: the lab's id, and its floor against its threshold."""
     where = f"[labs.{lab_id}]"
     problems = []
     if not _LAB_ID.fullmatch(lab_id):
@@ -204,7 +269,6 @@ def _lab_problems(lab_id: str, entry) -> list[str]:
             f"{where}: the lab id must be a number, _ and a name "
             "(letters, digits, _ -), e.g. 04_sequential_addressing"
         )
-    problems += _table_problems(where, entry, LAB_KEYS)
     if (
         isinstance(entry, dict)
         and _threshold(entry.get("threshold")) is None
@@ -219,56 +283,37 @@ def _lab_problems(lab_id: str, entry) -> list[str]:
     return problems
 
 
+def _across_labs(labs: dict) -> list[str]:
+    """The rules between labs: each builds on an earlier one, one lab per number."""
+    problems = [] if labs else ["[labs]: no lab in it"]
+    for lab_id, entry in labs.items():
+        problems += _lab_problems(lab_id, entry)
+    for lab_id, entry in labs.items():
+        on = entry.get("builds_on") if isinstance(entry, dict) else None
+        targets = [on] if isinstance(on, str) else list(on.values()) if isinstance(on, dict) else []
+        problems += [
+            f"[labs.{lab_id}] builds_on = {t!r}: must name an earlier lab of this file"
+            for t in targets
+            if t not in labs or t >= lab_id
+        ]
+    numbers: dict[str, list[str]] = {}
+    for lab_id in labs:
+        numbers.setdefault(lab_id.split("_", 1)[0], []).append(lab_id)
+    return problems + [
+        f"[labs.{ids[1]}]: number {n} is also lab {ids[0]} (`grade {n}` must name one lab)"
+        for n, ids in numbers.items()
+        if len(ids) > 1
+    ]
+
+
 def problems(data: dict) -> list[str]:
     """Every problem of parsed labs.toml: unknown tables or keys, wrong types,
     values out of range, labs that build on a later one; empty when it is valid."""
-    problems = [_unknown("top level:", k, TOP_LEVEL, "table") for k in data if k not in TOP_LEVEL]
-    problems += [
-        f"[{name}]: missing (required)"
-        for name, required in TOP_LEVEL.items()
-        if required and name not in data
-    ]
-    if "course" in data:
-        problems += _table_problems("[course]", data["course"], COURSE_KEYS)
-    ceilings = data.get("ceilings", {})
-    if not isinstance(ceilings, dict):
-        problems.append("[ceilings]: must be a table of GPU model = GB/s")
-    else:
-        problems += [
-            f"[ceilings] {model!r} = {v!r}: must be a number of GB/s > 0"
-            for model, v in ceilings.items()
-            if _positive(v) is not None
-        ]
-    labs = data.get("labs", {})
-    if not isinstance(labs, dict):
-        problems.append("[labs]: must hold one table per lab, [labs.<id>]")
-    else:
-        if "labs" in data and not labs:
-            problems.append("[labs]: no lab in it")
-        for lab_id, entry in labs.items():
-            problems += _lab_problems(lab_id, entry)
-        for lab_id, entry in labs.items():
-            on = entry.get("builds_on") if isinstance(entry, dict) else None
-            targets = (
-                [on] if isinstance(on, str) else list(on.values()) if isinstance(on, dict) else []
-            )
-            problems += [
-                f"[labs.{lab_id}] builds_on = {t!r}: must name an earlier lab of this file"
-                for t in targets
-                if t not in labs or t >= lab_id
-            ]
-        numbers: dict[str, list[str]] = {}
-        for lab_id in labs:
-            numbers.setdefault(lab_id.split("_", 1)[0], []).append(lab_id)
-        problems += [
-            f"[labs.{ids[1]}]: number {n} is also lab {ids[0]} (`grade {n}` must name one lab)"
-            for n, ids in numbers.items()
-            if len(ids) > 1
-        ]
-    peers = data.get("peers", {})
-    if not isinstance(peers, dict):
-        problems.append("[peers]: must hold one table per peer, [peers.<id>]")
-    else:
-        for peer_id, entry in peers.items():
-            problems += _table_problems(f"[peers.{peer_id}]", entry, PEER_KEYS)
-    return problems
+    try:
+        COURSE_FILE(data)
+        errors: list[Invalid] = []
+    except MultipleInvalid as e:
+        errors = sorted(e.errors, key=lambda x: [str(k) for k in x.path])
+    problems = [_say(data, e) for e in errors]
+    labs = data.get("labs")
+    return problems + (_across_labs(labs) if isinstance(labs, dict) else [])

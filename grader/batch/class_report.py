@@ -15,7 +15,7 @@ import urllib.parse
 from pathlib import Path
 
 from ..engine import feedback
-from ..infra import store
+from ..infra import log, store
 from ..infra.atomic import write_atomic
 from ..labmeta import Lab
 from ..results import StudentResult
@@ -29,7 +29,7 @@ section{margin-bottom:2.5em}"""
 
 
 def whole_class(
-    out: Path, results: list[StudentResult], progress=print
+    out: Path, results: list[StudentResult], progress=log.progress
 ) -> tuple[list[StudentResult], dict[str, str]]:
     """The class as the gradebook and the report list it: `results` (this
     run's students), and every other student of out/students whose result

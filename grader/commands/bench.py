@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import labmeta
-from ..infra import evidence
+from ..infra import evidence, log
 from ..infra.evidence import BenchFile, BenchRun
 from ..infra import toolchain as tools
 from .gpucheck import machine
@@ -15,7 +15,7 @@ from ..gpucheck.bench import bench as run_bench
 from ..gpucheck.bench import bench_binaries, floor_table
 
 
-def collect(build_dir: Path, out_dir: Path, progress=print) -> dict[str, BenchRun]:
+def collect(build_dir: Path, out_dir: Path, progress=log.progress) -> dict[str, BenchRun]:
     course = labmeta.load()
     results = {}
     for lab in course.labs:
@@ -115,7 +115,7 @@ def plot(results: dict[str, BenchRun], out_dir: Path) -> list[Path]:
     return written
 
 
-def run(out_dir: Path, build_dir: Path, arch: str, progress=print) -> int:
+def run(out_dir: Path, build_dir: Path, arch: str, progress=log.progress) -> int:
     from ..infra.gpus import visible_gpus
 
     if not visible_gpus():

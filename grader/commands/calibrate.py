@@ -28,7 +28,7 @@ from ..infra import evidence
 from ..engine.checker_run import run_checker
 from ..engine.scoring import bandwidth_figures, is_performance
 from ..infra.evidence import Calibration, CalibrationFile
-from ..infra import isolation
+from ..infra import isolation, log
 from ..infra import toolchain as tools
 from ..infra.atomic import write_atomic
 
@@ -36,7 +36,7 @@ __all__ = ["Calibration", "edit", "measure", "run", "write"]
 
 
 def measure(
-    build_dir: Path, repeats: int = 3, margin: float = 0.85, progress=print
+    build_dir: Path, repeats: int = 3, margin: float = 0.85, progress=log.progress
 ) -> list[Calibration]:
     course = labmeta.load()
     out = []

@@ -17,7 +17,7 @@ from ..engine.lab_grading import (
     grade_lab,
     runner_target,
 )
-from ..infra import gpus, toolchain
+from ..infra import gpus, log, toolchain
 from ..infra.atomic import write_atomic
 from ..results import LabResult
 from ..status import LabStatus
@@ -67,7 +67,7 @@ def grade(
     perf: bool = True,
     seed: int | None = None,
     sanitize: bool = True,
-    progress=print,
+    progress=log.progress,
 ) -> GradeReport:
     course = labmeta.load()
     labs = [course.lab(i) for i in lab_ids] if lab_ids else list(course.labs)

@@ -22,7 +22,7 @@ from typing import Callable
 
 from .. import labmeta
 from ..engine import predictions
-from ..infra import evidence, proc, toolchain
+from ..infra import evidence, log, proc, toolchain
 from ..infra.evidence import ProfileFile, ProfileMachine
 from ..status import ProfileStatus
 from ..engine.profile_ncu import (
@@ -132,7 +132,7 @@ class ProfileOptions:
     references_only: bool = False  # the committed run's shape: references alone
 
 
-def run(lab_ids: list[str], options: ProfileOptions, progress=print) -> int:
+def run(lab_ids: list[str], options: ProfileOptions, progress=log.progress) -> int:
     """`profile`: build, profile, print the table, write JSON. Returns the exit code."""
     from ..infra.gpus import visible_gpus
 

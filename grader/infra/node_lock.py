@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import log
+
 NAME = "cuda-reduction-labs-host-turn-{uid}.lock"
 # Longer than any one holder keeps it: lab 01 graded (its build and tests under
 # a task's --timeout, 120 s by default) or a ceiling measured (seconds).
@@ -43,7 +45,7 @@ class NodeLock:
     """An exclusive lock of the node's (a context manager; not reentrant)."""
 
     def __init__(
-        self, path: Path | None = None, said=print, wait_seconds: float = WAIT_SECONDS
+        self, path: Path | None = None, said=log.progress, wait_seconds: float = WAIT_SECONDS
     ) -> None:
         self.path = path or default_path()
         self.said = said  # told how long a turn waited, when it waited a second or more

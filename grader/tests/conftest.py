@@ -7,6 +7,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _lines_printed_as_the_command_line_prints_them():
+    """The handler `grader` installs for its progress and traces (infra/log.py),
+    so that a test that calls a function reads the lines the command prints."""
+    from grader.infra import log
+
+    log.install()
+
+
 @pytest.fixture(autouse=True)
 def _machine_taken_as_quiet(request, monkeypatch):
     """A batch's look at the machine's load before it starts (cpu_busy) would

@@ -91,8 +91,13 @@ def _in_word(source: str, i: int) -> bool:
     return i > 0 and (source[i - 1].isalnum() or source[i - 1] == "_")
 
 
+# Vendored releases keep upstream's comments (grader/third_party/README.md).
+VENDORED = "grader/third_party"
+
+
 def scanned_files(root: Path) -> list[Path]:
     files = {p for g in PY_GLOBS for p in root.glob(g)}
+    files = {p for p in files if not p.relative_to(root).as_posix().startswith(VENDORED + "/")}
     files |= {p for d in CPP_DIRS for p in (root / d).glob("*") if p.suffix in CPP_SUFFIXES}
     return sorted(p for p in files if p.is_file())
 
