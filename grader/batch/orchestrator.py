@@ -39,7 +39,7 @@ from pathlib import Path
 from .. import labmeta
 from ..engine.sharing import checker_service
 from ..engine import feedback, submissions
-from ..infra import cpu_busy, gpus, store, toolchain
+from ..infra import cpu_busy, gpus, log, store, toolchain
 from ..infra.atomic import write_atomic
 from ..engine.sharing import sanitizer_places
 from ..engine.sharing.gate import Gate, held
@@ -73,7 +73,7 @@ def previous_result(
     return previous if same else None
 
 
-def run_batch(specs: list[str], config: BatchConfig, progress=print) -> list[StudentResult]:
+def run_batch(specs: list[str], config: BatchConfig, progress=log.progress) -> list[StudentResult]:
     """Grades on this machine's GPUs. A Slurm batch is slurm.run_batch (slurm builds on
     this module, never the other way round: the CLI picks between the two)."""
     if config.slurm:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import labmeta
 from ..engine import lab_grading
 from ..engine.policy import lab_policy
-from ..infra import toolchain
+from ..infra import log, toolchain
 from ..infra.trace import trace
 
 
@@ -32,7 +32,7 @@ def warm(
     build: Path,
     policy_work: Path | None,
     build_here: bool,
-    progress: Callable[[str], None] = print,
+    progress: Callable[[str], None] = log.progress,
 ) -> None:
     """Builds the references already installed in the worker's tree `src`
     (`build_here`: not in a sandbox, where the build runs inside it, lab by

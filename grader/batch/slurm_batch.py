@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..engine import submissions
-from ..infra import slurm, store, toolchain
+from ..infra import log, slurm, store, toolchain
 from ..infra.sandbox import Limits
 from ..results import StudentResult
 from . import orchestrator as batch, config as batch_config, gradebook
@@ -104,7 +104,10 @@ def _absolute(spec: str) -> str:
 
 
 def submit(
-    config: batch_config.BatchConfig, specs: list[str], labs: list[labmeta.Lab], progress=print
+    config: batch_config.BatchConfig,
+    specs: list[str],
+    labs: list[labmeta.Lab],
+    progress=log.progress,
 ) -> str:
     out = config.out
     sdir = out / "slurm"
@@ -166,7 +169,7 @@ def follow(
     out: Path,
     job: str,
     specs: list[str],
-    progress=print,
+    progress=log.progress,
     poll: float | None = None,
     total: int | None = None,
     already: int = 0,
@@ -242,8 +245,23 @@ def _mtime(p: Path) -> float:
 
 
 def run_batch(
-    specs: list[str], config: batch_config.BatchConfig, progress=print
+    specs: list[str], config: batch_config.BatchConfig, progress=log.progress
 ) -> list[StudentResult]:
+    _check_tools(config, progress)
+    config.out = config.out.resolve()
+    course = labmeta.load()
+    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
+    specs = [_absolute(s) for s in specs]
+    ids = submissions.student_ids(specs, config.roster)
+    _follow_earlier(config, progress)
+    if not _submit_and_follow(config, specs, ids, course, labs, progress):
+        return _graded(config, specs, ids, course)
+    results = _results(config.out / "students", specs, ids)
+    gradebook.write(config.out, results, labs, progress, "slurm")
+    return results
+
+
+def _check_tools(config: batch_config.BatchConfig, progress) -> None:
     ok, why = slurm.available()
     if not ok:
         raise slurm.SlurmError(f"batch --slurm: {why}")
@@ -253,28 +271,46 @@ def run_batch(
         ok, why = bwrap.available()
         if not ok:  # checked here; the nodes check again for themselves
             progress(f"[slurm] note: no sandbox on this machine ({why}); the nodes need one")
-    config.out = config.out.resolve()
-    course = labmeta.load()
-    labs = [course.lab(i) for i in config.lab_ids] if config.lab_ids else list(course.labs)
-    students = config.out / "students"
-    specs = [_absolute(s) for s in specs]
-    ids = submissions.student_ids(specs, config.roster)
 
-    # A job of an earlier run that is still queued or running: follow it first.
+
+def _follow_earlier(config: batch_config.BatchConfig, progress) -> None:
+    """A job of an earlier run that is still queued or running: followed first."""
     state = _load_state(config.out)
-    if state:
-        try:
-            earlier = slurm.in_queue(slurm.queue_states(state["job"], progress)) and slurm.job_name(
-                state["job"], progress
-            ) == state.get("name")
-        except slurm.SlurmUnreachable as e:
-            raise _lost(state["job"], e, "looking for the earlier run's") from None
-        if earlier:
-            progress(
-                f"[slurm] job {state['job']} of an earlier run is still in the queue: following it"
-            )
-            follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
+    if not state:
+        return
+    try:
+        earlier = slurm.in_queue(slurm.queue_states(state["job"], progress)) and slurm.job_name(
+            state["job"], progress
+        ) == state.get("name")
+    except slurm.SlurmUnreachable as e:
+        raise _lost(state["job"], e, "looking for the earlier run's") from None
+    if earlier:
+        progress(
+            f"[slurm] job {state['job']} of an earlier run is still in the queue: following it"
+        )
+        follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
+
+def _graded(
+    config: batch_config.BatchConfig, specs: list[str], ids: dict[str, str], course
+) -> list[StudentResult]:
+    """The results already written for `specs` (a run that does not wait)."""
+    students = config.out / "students"
+    found = (batch.previous_result(s, ids[s], students, course, config) for s in specs)
+    return [r for r in found if r is not None]
+
+
+def _submit_and_follow(
+    config: batch_config.BatchConfig,
+    specs: list[str],
+    ids: dict[str, str],
+    course,
+    labs: list[labmeta.Lab],
+    progress,
+) -> bool:
+    """The students without a result submitted as one job and followed to its
+    end; False when the run does not wait for it (--no-wait)."""
+    students = config.out / "students"
     while True:
         done: list[StudentResult] = []
         todo: list[str] = []
@@ -288,14 +324,14 @@ def run_batch(
             f"[slurm] {len(specs)} submissions: {len(done)} already graded, {len(todo)} to submit"
         )
         if not todo:
-            break
+            return True
         job = submit(config, todo, labs, progress)
         if not config.wait:
             progress(
                 f"[slurm] not waiting: run the same command again to follow job {job} "
                 "and write the gradebook"
             )
-            return done
+            return False
         final = follow(
             config.out,
             job,
@@ -311,14 +347,16 @@ def run_batch(
         if missing:
             for i, spec in enumerate(todo):
                 if spec in missing:
-                    name = ids[spec]
-                    log = config.out / "slurm" / "logs" / f"{job}_{i}.out"
+                    log_file = config.out / "slurm" / "logs" / f"{job}_{i}.out"
                     progress(
-                        f"[slurm] {name}: no result (task {job}_{i}: "
-                        f"{final.get(i, 'state unknown')}; log {log})"
+                        f"[slurm] {ids[spec]}: no result (task {job}_{i}: "
+                        f"{final.get(i, 'state unknown')}; log {log_file})"
                     )
-            break  # not resubmitted in a loop: the next run tries them again
+            return True  # not resubmitted in a loop: the next run tries them again
 
+
+def _results(students: Path, specs: list[str], ids: dict[str, str]) -> list[StudentResult]:
+    """Every student's result, or one that says its task left none."""
     results = []
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     for spec in specs:
@@ -335,5 +373,4 @@ def run_batch(
                 "(see OUT/slurm/logs/); run the batch again",
             )
         results.append(res)
-    gradebook.write(config.out, results, labs, progress, "slurm")
     return results

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .. import labmeta
 from ..labmeta import Course, Lab
 from ..engine import harness_tree, hint_ladder, lab_grading, submissions
-from ..infra import gpus, proc, toolchain
+from ..infra import gpus, log, proc, toolchain
 from ..infra.atomic import write_atomic
 from ..engine.sharing.gate import Sides, held
 from ..infra.trace import trace
@@ -97,7 +97,7 @@ class Worker:
         self,
         course: labmeta.Course,
         labs: list[labmeta.Lab],
-        progress=print,
+        progress=log.progress,
         seed: Path | Callable[[], Path | None] | None = None,
     ) -> bool:
         """This worker's tree, configured and its harness built; True when made now.
@@ -182,7 +182,7 @@ class Worker:
         self,
         course: labmeta.Course,
         labs: list[labmeta.Lab],
-        progress=print,
+        progress=log.progress,
         turns: LeadTurns | None = None,
         beside: SharedPreflight | None = None,
     ) -> None:

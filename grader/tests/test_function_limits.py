@@ -30,7 +30,6 @@ BEING_SPLIT: frozenset[tuple[str, str]] = frozenset(
         ("grader/engine/sanitize.py", "run_tool"),
         ("grader/engine/sanitize.py", "run_tools"),
         ("grader/engine/sharing/shared_gpu.py", "sanitize_lab"),
-        ("grader/batch/orchestrator.py", "_run_locked"),
     }
 )
 
@@ -63,6 +62,8 @@ def grader_findings() -> list[str]:
     found = []
     for path in sorted((REPO / "grader").rglob("*.py")):
         name = path.relative_to(REPO).as_posix()
+        if name.startswith("grader/third_party/"):
+            continue  # vendored as released upstream (its README), not ours to reshape
         over = over_limits(path.read_text(), name)
         found += [what for function, what in over if (name, function) not in BEING_SPLIT]
     return found

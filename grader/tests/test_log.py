@@ -20,10 +20,6 @@ GRADER = Path(__file__).resolve().parents[1]
 # Files whose `progress=print` defaults are the batch's, changed with it: each
 # entry is the number of print defaults left, which may only go down.
 PRINT_DEFAULTS = {
-    "batch/orchestrator.py": 1,
-    "batch/slurm_batch.py": 3,
-    "batch/worker.py": 2,
-    "batch/preflight_warm.py": 1,
     # Not progress: the hint is what `grader hint` prints as its result.
     "commands/hint.py": 1,
 }
