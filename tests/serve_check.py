@@ -40,7 +40,8 @@ def untimed(checker: Path, runner: Path, **kw):
     """An untimed run (perf=False: what a kept checker serves) with seed 7."""
     kw.setdefault("seed", 7)
     spec = RunnerSpec(runner, kw.pop("prefix", []))
-    return run_checker(checker, LAB, spec, CheckerOptions(perf=False, **kw))
+    admit = kw.pop("admit", None)
+    return run_checker(checker, LAB, spec, CheckerOptions(perf=False, **kw), admit=admit)
 
 
 def outcome(run) -> tuple:
