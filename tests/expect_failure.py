@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.engine import sanitize
-from grader.engine.checker_run import SKIP_EXIT, run_checker  # noqa: E402
+from grader.engine.checker_run import SKIP_EXIT, CheckerOptions, run_checker  # noqa: E402
 from grader.infra import isolation  # noqa: E402
 
 
@@ -55,8 +55,7 @@ def check(args, iso) -> int:
             args.runner,
             iso,
             args.sanitize,
-            gtest_filter=args.filter,
-            timeout=args.timeout,
+            sanitize.ToolOptions(gtest_filter=args.filter, timeout=args.timeout),
         )
         print(f"{args.sanitize}: {result.status}")
         for finding in result.findings[:5]:
@@ -72,9 +71,7 @@ def check(args, iso) -> int:
         args.checker,
         args.lab,
         iso.runner(args.runner),
-        impl="expect-failure",
-        timeout=args.timeout,
-        perf=False,
+        CheckerOptions(impl="expect-failure", timeout=args.timeout, perf=False),
     )
     if run.status == "skipped":
         print(run.reason)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.engine.sharing import checker_service  # noqa: E402
-from grader.engine.checker_run import list_tests, run_checker  # noqa: E402
+from grader.engine.checker_run import CheckerOptions, list_tests, run_checker  # noqa: E402
 from grader.engine.lab_grading import TIMED_TESTS  # noqa: E402
 from grader.infra.runner import RunnerSpec  # noqa: E402
 from grader.status import RunStatus  # noqa: E402
@@ -39,7 +39,9 @@ LAB = ""  # --lab
 def untimed(checker: Path, runner: Path, **kw):
     """An untimed run (perf=False: what a kept checker serves) with seed 7."""
     kw.setdefault("seed", 7)
-    return run_checker(checker, LAB, RunnerSpec(runner, kw.pop("prefix", [])), perf=False, **kw)
+    spec = RunnerSpec(runner, kw.pop("prefix", []))
+    admit = kw.pop("admit", None)
+    return run_checker(checker, LAB, spec, CheckerOptions(perf=False, **kw), admit=admit)
 
 
 def outcome(run) -> tuple:
@@ -92,9 +94,8 @@ def timed_and_borrowed(checker: Path, solution: Path, skeleton: Path) -> list[st
     failed alike (the figures they measure differ from run to run)."""
 
     def timed(runner: Path):
-        return run_checker(
-            checker, LAB, RunnerSpec(runner), perf=True, seed=7, gtest_filter=TIMED_TESTS
-        )
+        options = CheckerOptions(perf=True, seed=7, gtest_filter=TIMED_TESTS)
+        return run_checker(checker, LAB, RunnerSpec(runner), options)
 
     def shape(run) -> tuple:
         return run.status, run.exit_code, sorted((c.name, c.status) for c in run.cases)

@@ -345,9 +345,7 @@ class Worker:
         """The lab graded in this worker's tree, as for a student; the preflight
         grades the reference the same way, without the sanitizer."""
         ceiling = self.ceilings.get("gpu" if lab.needs_gpu else "cpu")
-        r = lab_grading.grade_lab(
-            lab,
-            self.build,
+        options = lab_grading.GradeOptions(
             repo=self.src,
             timeout=self.config.timeout,
             perf=self.config.perf,
@@ -366,6 +364,7 @@ class Worker:
             gpu_connections=self.config.gpu_connections,
             reference_tools=self.group.reference_tools,
         )
+        r = lab_grading.grade_lab(lab, self.build, options=options)
         r.reference_fraction = self.reference_fraction.get(lab.id)
         return r
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..infra import evidence
-from ..engine.checker_run import run_checker
+from ..engine.checker_run import CheckerOptions, run_checker
 from ..engine.scoring import bandwidth_figures, is_performance
 from ..infra.evidence import Calibration, CalibrationFile
 from ..infra import isolation, log
@@ -56,9 +56,7 @@ def measure(
                     build_dir / "tests" / checker,
                     lab.id,
                     iso.runner(build_dir / "tests" / runner),
-                    impl="solutions",
-                    gtest_filter="*Bandwidth*",
-                    timeout=600,
+                    CheckerOptions(impl="solutions", gtest_filter="*Bandwidth*", timeout=600),
                 )
             finally:
                 iso.cleanup()

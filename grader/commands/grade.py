@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import labmeta
 from ..engine import hint_ladder, hints, predictions
 from ..engine.lab_grading import (
+    GradeOptions,
     blank_result,
     cannot_grade,
     checker_target,
@@ -118,12 +119,14 @@ def grade(
             grade_lab(
                 lab,
                 build_dir,
-                impl=impl,
-                timeout=timeout,
-                perf=perf,
-                seed=seed,
-                sanitize=sanitize,
-                gpu_expected=have_gpu,
+                options=GradeOptions(
+                    impl=impl,
+                    timeout=timeout,
+                    perf=perf,
+                    seed=seed,
+                    sanitize=sanitize,
+                    gpu_expected=have_gpu,
+                ),
             )
         )
     return report

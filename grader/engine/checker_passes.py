@@ -33,7 +33,16 @@ from ..infra.runner import RunnerSpec
 from ..results import BinaryRun, CaseResult
 from ..status import CaseStatus, RunStatus
 from .sharing.admission import Admit
-from .checker_run import Ending, checker_args, checker_env, judge, launch, list_tests, missing_run
+from .checker_run import (
+    CheckerOptions,
+    Ending,
+    checker_args,
+    checker_env,
+    judge,
+    launch,
+    list_tests,
+    missing_run,
+)
 
 # The checker's line before each pass (checker_passes.hpp); the runner's own
 # lines are echoed behind "  | " and cannot start one.
@@ -49,10 +58,10 @@ class Pass:
     name: str
     runner: RunnerSpec  # the whole wrapping of this pass's runner
     first_call_only: bool = False
-    gtest_filter: str | None = None  # None: run_passes' gtest_filter
-    timeout: float | None = None  # the pass's own limit; None: run_passes' timeout
-    call_timeout: float | None = None  # None: run_passes' call_timeout
-    max_timeouts: int | None = None  # None: run_passes' max_timeouts
+    gtest_filter: str | None = None  # None: run_passes' options.gtest_filter
+    timeout: float | None = None  # the pass's own limit; None: options.timeout
+    call_timeout: float | None = None  # None: run_passes' options.call_timeout
+    max_timeouts: int | None = None  # None: run_passes' options.max_timeouts
 
 
 def pass_args(passes: list[Pass]) -> tuple[RunnerSpec, list[str]]:
@@ -86,22 +95,16 @@ def run_passes(
     checker: Path,
     lab_id: str,
     passes: list[Pass],
-    *,
-    timeout: float,
-    gtest_filter: str | None,
-    seed: int | None,
-    env: dict[str, str] | None,
-    call_timeout: float | None = None,
-    max_timeouts: int | None = None,
-    gpu_expected: bool | None = None,
+    options: CheckerOptions,
     admit: Admit | None = None,
-    log_limit: int = 16 << 20,
-    impl: str = "labs",
     later_if_first_passed: bool = False,
 ) -> list[BinaryRun]:
     """Every pass's tests (untimed) in one checker; one run per pass, in order.
-    Each pass's time limit (its own, or `timeout`) runs from its start where
-    `admit` lets the checker say so ('n'), else the limits add up.
+    `options` hold what every pass shares (a pass's own fields replace its
+    gtest_filter, timeout, call_timeout and max_timeouts); the runs are untimed,
+    so its perf, ceiling_gbps and first_call_only are not read. Each pass's
+    time limit (its own, or options.timeout) runs from its start where `admit`
+    lets the checker say so ('n'), else the limits add up.
     later_if_first_passed: the later passes run only when every test of the
     first passed (the checker's --later-passes-if-first-passed); when one
     failed, only the first pass's run is returned."""
@@ -110,26 +113,18 @@ def run_passes(
     missing = missing_run(checker, common)
     if missing is not None:
         return [missing for _ in passes]
-    expected = [list_tests(checker, p.gtest_filter or gtest_filter) for p in passes]
+    timeout, seed = options.timeout, options.seed
+    expected = [list_tests(checker, p.gtest_filter or options.gtest_filter) for p in passes]
     limits = tuple(p.timeout or timeout for p in passes)
-    args = checker_args(
-        checker,
-        lab_id,
-        common,
-        impl=impl,
-        seed=seed,
-        gtest_filter=gtest_filter,
-        ceiling_gbps=None,
-        call_timeout=call_timeout,
-        max_timeouts=max_timeouts,
-    )
+    shared = dataclasses.replace(options, ceiling_gbps=None, first_call_only=False)
+    args = checker_args(checker, lab_id, common, shared)
     if later_if_first_passed:
         extra.append("--later-passes-if-first-passed")
     done, text = launch(
         args + extra,
         timeout=limits[0] if admit is not None else sum(limits),
-        env=checker_env(env, perf=False),
-        log_limit=log_limit,
+        env=checker_env(options.env, perf=False),
+        log_limit=options.log_limit,
         admit=admit,
         tail=60000 * len(passes),
         pass_seconds=limits,
@@ -148,7 +143,7 @@ def run_passes(
             expected[i],
             checker=checker,
             seed=seed,
-            gpu_expected=gpu_expected,
+            gpu_expected=options.gpu_expected,
             timeout=limit,
         )
 

@@ -140,37 +140,53 @@ def parse_stream(text: str) -> tuple[list[CaseResult], str | None, dict]:
     return cases, running, events
 
 
+@dataclasses.dataclass(frozen=True)
+class CheckerOptions:
+    """How one run of a checker goes (run_checker; checker_passes.run_passes
+    reads the same). One frozen value, so that a caller states a run's options
+    once and derives a variant with dataclasses.replace, rather than
+    forwarding a dozen arguments one by one through every layer."""
+
+    impl: str = "labs"
+    timeout: float = 600.0
+    seed: int | None = None
+    gtest_filter: str | None = None
+    perf: bool = True  # the timed tests on (checker_env)
+    env: dict[str, str] | None = None  # None: the grader's own
+    ceiling_gbps: float | None = None
+    call_timeout: float | None = None
+    max_timeouts: int | None = None
+    # Whether the grader itself found a GPU: a checker that says "no GPU"
+    # (exit 77) where the grader found one is the machine's fault.
+    gpu_expected: bool | None = None
+    log_limit: int = 16 << 20
+    # Each case makes its first call only (a sanitizer's run: sanitize.FIRST_CALL_ONLY).
+    first_call_only: bool = False
+
+
 def checker_args(
-    checker: Path,
-    lab_id: str,
-    runner: RunnerSpec,
-    *,
-    impl: str,
-    seed: int | None,
-    gtest_filter: str | None,
-    ceiling_gbps: float | None,
-    call_timeout: float | None,
-    max_timeouts: int | None = None,
-    first_call_only: bool = False,
+    checker: Path, lab_id: str, runner: RunnerSpec, options: CheckerOptions
 ) -> list[str]:
-    args = [str(checker), f"--lab={lab_id}", f"--impl={impl}"]
+    """The checker's command line (without --result-fd) for a run with `options`."""
+    o = options
+    args = [str(checker), f"--lab={lab_id}", f"--impl={o.impl}"]
     args += [f"--runner-prefix={a}" for a in runner.prefix]
     args.append(f"--runner={runner.binary}")
     if runner.user:
         args.append(f"--runner-user={runner.user}")
     if runner.workdir is not None:
         args.append(f"--runner-workdir={runner.workdir}")
-    if seed is not None:
-        args.append(f"--seed={seed}")
-    if gtest_filter:
-        args.append(f"--gtest_filter={gtest_filter}")
-    if ceiling_gbps:
-        args.append(f"--ceiling-gbps={ceiling_gbps}")
-    if call_timeout:
-        args.append(f"--call-timeout={call_timeout:g}")
-    if max_timeouts:
-        args.append(f"--max-timeouts={max_timeouts}")
-    if first_call_only:
+    if o.seed is not None:
+        args.append(f"--seed={o.seed}")
+    if o.gtest_filter:
+        args.append(f"--gtest_filter={o.gtest_filter}")
+    if o.ceiling_gbps:
+        args.append(f"--ceiling-gbps={o.ceiling_gbps}")
+    if o.call_timeout:
+        args.append(f"--call-timeout={o.call_timeout:g}")
+    if o.max_timeouts:
+        args.append(f"--max-timeouts={o.max_timeouts}")
+    if o.first_call_only:
         args.append("--first-call-only")
     return args
 
@@ -179,62 +195,36 @@ def run_checker(
     checker: Path,
     lab_id: str,
     runner: RunnerSpec,
-    *,
-    impl: str = "labs",
-    timeout: float = 600.0,
-    seed: int | None = None,
-    gtest_filter: str | None = None,
-    perf: bool = True,
-    env: dict[str, str] | None = None,
-    ceiling_gbps: float | None = None,
-    call_timeout: float | None = None,
-    max_timeouts: int | None = None,
-    gpu_expected: bool | None = None,
-    log_limit: int = 16 << 20,
+    options: CheckerOptions = CheckerOptions(),
     admit: Admit | None = None,
-    first_call_only: bool = False,
 ) -> BinaryRun:
-    """Runs every test of `checker` (or those matching gtest_filter) against the
-    runner and returns every result; tests that produced none are 'not_run'.
-
-    gpu_expected: whether the grader itself found a GPU. A checker that says
-    "no GPU" (exit 77) where the grader found one is the machine's fault.
-    admit: what the run must hold once its processes are up and before its
-    first test (a GPU's run slot: admission.py); its wait is not run time.
-    first_call_only: each case makes its first call only (a sanitizer's run:
-    sanitize.FIRST_CALL_ONLY)."""
+    """Runs every test of `checker` (or those matching options.gtest_filter)
+    against the runner and returns every result; tests that produced none are
+    'not_run'. admit: what the run must hold once its processes are up and
+    before its first test (a GPU's run slot: admission.py); its wait is not
+    run time."""
     checker = Path(checker)
     missing = missing_run(checker, runner)
     if missing is not None:
         return missing
-    expected = list_tests(checker, gtest_filter)
+    o = options
+    expected = list_tests(checker, o.gtest_filter)
     done, text = launch(
-        checker_args(
-            checker,
-            lab_id,
-            runner,
-            impl=impl,
-            seed=seed,
-            gtest_filter=gtest_filter,
-            ceiling_gbps=ceiling_gbps,
-            call_timeout=call_timeout,
-            max_timeouts=max_timeouts,
-            first_call_only=first_call_only,
-        ),
-        timeout=timeout,
-        env=checker_env(env, perf, lab_id),
-        log_limit=log_limit,
+        checker_args(checker, lab_id, runner, o),
+        timeout=o.timeout,
+        env=checker_env(o.env, o.perf, lab_id),
+        log_limit=o.log_limit,
         admit=admit,
-        background=not perf,  # an untimed run yields the CPU to a timed one
+        background=not o.perf,  # an untimed run yields the CPU to a timed one
     )
     return judge(
         Ending.of(done),
         text,
         expected,
         checker=checker,
-        seed=seed,
-        gpu_expected=gpu_expected,
-        timeout=timeout,
+        seed=o.seed,
+        gpu_expected=o.gpu_expected,
+        timeout=o.timeout,
     )
 
 

@@ -1,40 +1,77 @@
-"""Grading one lab: the string policy check (fast), the build of the lab's
-runner (the student's code), the linked policy check (what the compiled code
-calls), the trusted checker driving the runner, the score, and the small cases
-again under compute-sanitizer (GPU labs, when it is installed). A student's
-`grade` and an instructor's `batch` both grade through grade_lab."""
+"""Grading one lab: a context (LabRun) and an explicit, ordered list of named
+steps (STEPS), each a small function of the context, as nbgrader lists its
+preprocessors: the string policy check (fast), the build of the lab's runner
+(the student's code), the linked policy check (what the compiled code calls),
+the trusted checker driving the runner, the score, the small cases again
+under compute-sanitizer (GPU labs, when it is installed), and what is held
+back or refused. A student's `grade` and an instructor's `batch` both grade
+through grade_lab, with a GradeOptions.
+
+The rule: what the caller decides is one frozen GradeOptions; what a run
+accumulates is the LabRun; which steps run is chosen in one place
+(steps_for). A new phase is then one function and one entry in STEPS, and a
+new choice one field, never another parameter forwarded through every caller
+and another flag steering a long function's branches."""
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
+import dataclasses
 import functools
-import secrets
-import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
 
 from .. import labmeta
 from ..infra import gpus, toolchain
 from ..infra import isolation as isolation_mod
-from .sharing.gate import Gate
 from ..results import BinaryRun, LabResult
 from ..status import LabStatus
 from .policy import policy
-from . import run_env, sanitize as sanitize_mod
+from . import sanitize as sanitize_mod
 from .policy.lab_policy import built_violations, linked_violations, not_named, reads_build, refuse
-from .checker_run import checker_env, merge_runs, run_checker
+from .checker_run import CheckerOptions, checker_env, run_checker
 from .scoring import score
 from .sharing.admission import Admit
 from .checker_passes import Pass
 from .sharing.shared_gpu import ALONE_CALL_SECONDS, ALONE_SECONDS, checker_sharing, hung
-from .sharing.reference_tools import ReferenceTools
-from .sharing.shared_gpu import sanitize_lab, tests_then_tools
+from .sharing.shared_gpu import ToolsSetting, sanitize_lab, tests_then_tools
+from .lab_context import GradeOptions, LabRun
+from .lab_parts import (
+    TIMED_TESTS,
+    UNTIMED_TESTS,
+    Phases,
+    TimedPart,
+    blank_result,
+    cannot_grade,
+    checker_target,
+    new_seed,
+    refused,
+    runner_target,
+    timed_tests_later,
+)
 
-# The timed tests (scoring.is_performance names them the same way), and the rest.
-TIMED_TESTS = "*Bandwidth*"
-UNTIMED_TESTS = "-*Bandwidth*"
+# What callers use of one lab's grading; lab_parts.py holds the parts its
+# steps and a batch share, named here too so that callers have one module.
+__all__ = [
+    "GradeOptions",
+    "LabRun",
+    "Phases",
+    "STEPS",
+    "TIMED_TESTS",
+    "TimedPart",
+    "UNTIMED_TESTS",
+    "blank_result",
+    "cannot_grade",
+    "checker_target",
+    "grade_lab",
+    "new_seed",
+    "refused",
+    "runner_target",
+    "score",
+    "steps_for",
+    "timed_tests_later",
+]
+
 SHARED_CALL_NOTE = (
     "a call may take at most {seconds:g} s while other students' tests share the GPU "
     "(the instructor's batch --shared-call-timeout): one of yours took longer and was "
@@ -51,350 +88,277 @@ SPANS_GPUS_SANITIZER_NOTE = (
 )
 
 
-def checker_target(lab: labmeta.Lab) -> str:
-    return f"checker-{lab.kind}"
+Step = Callable[[LabRun], LabResult | None]
 
 
-def runner_target(lab: labmeta.Lab, impl: str) -> str:
-    return f"{lab.id}-runner-{impl}"
+def check_gradable(ctx: LabRun) -> LabResult | None:
+    """A lab this machine cannot grade (too few GPUs) ends here, skipped."""
+    o = ctx.options
+    count = len(gpus.visible()) if o.gpu_count is None else o.gpu_count
+    why_not = cannot_grade(ctx.lab, count, o.where)
+    return blank_result(ctx.lab, LabStatus.SKIPPED, why_not) if why_not else None
 
 
-def cannot_grade(lab: labmeta.Lab, gpu_count: int, where: str = "this machine") -> str | None:
-    """Why `where` (with `gpu_count` GPUs) cannot grade `lab`, in words for the
-    student, or None. A machine with no GPU at all is for the callers to report,
-    as for every GPU lab."""
-    number = lab.id.split("_", 1)[0]
-    if lab.needs_gpu and 0 < gpu_count < lab.min_gpus:
-        return (
-            f"cannot be graded on {where}: lab {number} sums across GPUs and needs "
-            f"{lab.min_gpus} or more NVIDIA GPUs with peer access; {where} has "
-            f"{gpu_count}. Grade it on a machine with {lab.min_gpus} GPUs or more"
+def check_strings(ctx: LabRun) -> None:
+    """The string policy check of the student's files (fast; before the build)."""
+    ctx.violations = policy.check_strings(ctx.lab, ctx.lab_dir)
+
+
+def start_linked_check(ctx: LabRun) -> None:
+    """The linked check compiles the file again (the build's own command, calls
+    kept visible: engine/policy/build_flags.py) beside the build ("policy"
+    counts only the wait after), and beside the untimed tests too, so a
+    worker does not wait for it (docs/decisions.md, "The linked policy check
+    compiles beside the build"); a timing never has a compiler beside it. Not
+    in the sandbox: there the build comes first, so that code the sandbox
+    refuses is never compiled outside it. What the build made (a GPU lab's
+    runner is the check's compile, and every build's object) is read after
+    the build and before any of the student's code runs, which could rewrite it."""
+    after_build = reads_build(ctx.lab, ctx.build_dir, ctx.target)
+    # Left with the steps, the pool waits for a check still running (a failed
+    # build drops its result).
+    beside = ctx.stack.enter_context(concurrent.futures.ThreadPoolExecutor(1))
+    if not ctx.sandboxed and not after_build:
+        ctx.early = beside.submit(_linked, ctx)
+
+
+def build(ctx: LabRun) -> LabResult | None:
+    """The lab's runner, in the sandbox when there is one. A failed build ends
+    the lab: the machine's fault (an error), or the code's (with the string
+    check's violations)."""
+    with ctx.phases("build"):
+        built = (
+            ctx.options.isolation.build(ctx.build_dir, ctx.target, tree=ctx.options.repo)
+            if ctx.sandboxed
+            else toolchain.build(ctx.build_dir, ctx.target)
         )
-    return None
-
-
-def new_seed() -> int:
-    """The grader chooses every run's seed (and records it): code that runs
-    before a test binary's main() cannot pick one that suits it."""
-    return secrets.randbits(62)
-
-
-def blank_result(lab: labmeta.Lab, status: LabStatus, reason: str) -> LabResult:
-    return LabResult(
-        lab=lab.id,
-        title=lab.title,
-        status=status,
-        reason=reason,
-        max_correctness=lab.points_correctness,
-        max_performance=lab.points_performance,
-        threshold=lab.threshold,
-        floor=lab.floor,
-    )
-
-
-def refused(lab: labmeta.Lab, why: str) -> LabResult:
-    """A lab of a submission that was refused before anything ran: 0, with the reason."""
-    return blank_result(lab, LabStatus.REFUSED, why)
-
-
-class Phases:
-    """Seconds spent in each phase of grading one lab (build, policy, tests,
-    sanitizer): what a batch adds up to show where its time went. In a batch
-    a GPU lab's tools run in its tests' checker (shared_gpu.tests_then_tools),
-    and 'tests' holds both."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, name: str):
-        started = time.monotonic()
-        try:
-            yield
-        finally:
-            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.monotonic() - started, 2)
-
-
-def grade_lab(lab: labmeta.Lab, build_dir: Path, **kw) -> LabResult:
-    """Grades one lab (_grade_lab) and records how long each phase took."""
-    phases = Phases()
-    result = _grade_lab(lab, build_dir, phases=phases, **kw)
-    result.timing = phases.seconds
+    if built.ok:
+        return None
+    if built.machine_fault:
+        return blank_result(
+            ctx.lab,
+            LabStatus.ERROR,
+            f"the build failed for the machine's sake, not the code's: {built.machine_fault}",
+        )
+    result = blank_result(ctx.lab, LabStatus.BUILD_FAILED, built.first_errors)
+    if ctx.violations:
+        refuse(result, ctx.violations)
     return result
 
 
-class CheckerOptions(TypedDict):
-    """run_checker's options that the untimed and the timed run of a lab share."""
-
-    impl: str
-    timeout: float
-    seed: int
-    env: dict[str, str] | None
-    ceiling_gbps: float | None
-    gpu_expected: bool
-    call_timeout: float
+def _linked(ctx: LabRun) -> list[policy.Violation]:
+    return linked_violations(*ctx.policy_args())
 
 
-@dataclass
-class TimedPart:
-    """A lab's timed tests, held back to run later and alone on the GPU (or the
-    machine, lab 01), after its other tests passed beside other students'."""
-
-    lab: labmeta.Lab
-    result: LabResult  # scored from the untimed tests; completed by run()
-    untimed: BinaryRun  # their run
-    checker: Path
-    runner: Path
-    kw: CheckerOptions  # run_checker's options: impl, timeout, seed, env, ceiling ...
-
-    def run(self, isolation=None, admit: Admit | None = None) -> LabResult:
-        """Runs the timed tests and scores the lab on every test; `isolation` as
-        for grade_lab (a sandbox cell, or a fresh Contained when None); `admit`
-        as for run_checker (gate.TimedTurn.admit: the GPU alone once the
-        processes are up), or None where the GPU is already held."""
-        own = isolation is None
-        iso = isolation_mod.contained() if own else isolation
-        started = time.monotonic()
-        try:
-            timed = run_checker(
-                self.checker,
-                self.lab.id,
-                # A sandbox gives the runner only the variables its command line
-                # sets: those of its checker, never the grader's own shell's.
-                iso.runner(self.runner, env=checker_env(self.kw.get("env"), True, self.lab.id)),
-                gtest_filter=TIMED_TESTS,
-                perf=True,
-                admit=admit,
-                **self.kw,
-            )
-        finally:
-            if own:
-                iso.cleanup()
-        result = score(self.lab, merge_runs(self.untimed, timed))
-        before = self.result
-        result.notes = before.notes + [n for n in result.notes if n not in before.notes]
-        result.sanitizer, result.timing = before.sanitizer, dict(before.timing)
-        result.timing["timed"] = round(time.monotonic() - started, 2)
-        return result
+def _built(ctx: LabRun, found: list[policy.Violation]) -> list[policy.Violation]:
+    return built_violations(*ctx.policy_args(), found)
 
 
-def timed_tests_later(lab: labmeta.Lab, result: LabResult) -> bool:
-    """Whether a lab graded with its timed tests held back earns a timed run:
-    only a lab with every correctness point (a lab that lost them cannot earn
-    performance points) and a rubric with performance points."""
-    return (
-        result.status == LabStatus.GRADED
-        and lab.points_performance > 0
-        and result.points_correctness == result.max_correctness
+def check_linked(ctx: LabRun) -> None:
+    """The linked check's verdict now, where it did not run beside the build
+    or the tests time here; else only what the build made is read now, and
+    the check's verdict waits for finish_linked_check."""
+    with ctx.phases("policy"):
+        if ctx.early is None or ctx.options.times_here:
+            ctx.violations += ctx.early.result() if ctx.early is not None else _linked(ctx)
+            ctx.violations += _built(ctx, ctx.violations)
+            ctx.early = None
+        else:
+            ctx.read_built = _built(ctx, [])
+
+
+def open_isolation(ctx: LabRun) -> None:
+    """Where the runner runs: the caller's sandbox cell, or a fresh Contained
+    for this lab, cleaned up by close_isolation (or however the steps end)."""
+    own = ctx.options.isolation is None
+    ctx.iso = isolation_mod.contained() if own else ctx.options.isolation
+    ctx.stack.enter_context(ctx.iso_stack)
+    if own:
+        ctx.iso_stack.callback(ctx.iso.cleanup)
+
+
+def _options_for(ctx: LabRun, alone: bool) -> CheckerOptions:
+    """The untimed run's checker options: alone, it stops every other worker's
+    GPU work (shared_gpu.py), so it is bounded; sharing, its calls are."""
+    o = ctx.options
+    options = ctx.checker_options()
+    options = dataclasses.replace(options, env=o.env if o.times_here else ctx.untimed_env)
+    call = min(60.0, o.timeout / 2)
+    if alone:
+        return dataclasses.replace(
+            options,
+            timeout=min(o.timeout, ALONE_SECONDS),
+            call_timeout=min(call, ALONE_CALL_SECONDS),
+        )
+    bound = ctx.shared_bound
+    return dataclasses.replace(options, call_timeout=min(call, bound)) if bound else options
+
+
+def _tests(ctx: LabRun, alone: bool, admit: Admit | None) -> BinaryRun:
+    """One checker run of the lab's tests (the untimed ones where the timed
+    wait for later); `admit` as for run_checker."""
+    o = ctx.options
+    options = _options_for(ctx, alone)
+    options = dataclasses.replace(
+        options,
+        perf=o.times_here,
+        gtest_filter=UNTIMED_TESTS if o.times_later else None,
+        max_timeouts=SHARED_MAX_TIMEOUTS if admit is not None else None,
     )
+    spec = ctx.iso.runner(ctx.runner, env=checker_env(options.env, o.times_here, ctx.lab.id))
+    return run_checker(ctx.checker, ctx.lab.id, spec, options=options, admit=admit)
 
 
-def _grade_lab(
-    lab: labmeta.Lab,
-    build_dir: Path,
-    *,
-    phases: Phases,
-    impl: str = "labs",
-    repo: Path = toolchain.REPO,
-    timeout: float = 600.0,
-    perf: bool = True,
-    seed: int | None = None,
-    env: dict[str, str] | None = None,
-    sanitize: bool = True,
-    isolation=None,
-    ceiling_gbps: float | None = None,
-    gpu_expected: bool | None = None,
-    linked_policy: bool = True,
-    policy_work: Path | None = None,
-    gate: Gate | None = None,
-    timed_later: list[TimedPart] | None = None,
-    gpu_count: int | None = None,
-    where: str = "this machine",
-    shared_call_timeout: float | None = None,
-    gpu_connections: int | None = None,
-    reference_tools: ReferenceTools | None = None,
-) -> LabResult:
-    """Grades one lab of the tree at `repo` (its `impl` folder) with `build_dir`.
+def _tools_after_tests(ctx: LabRun) -> bool:
+    """In a batch, a GPU lab's tools run in its tests' checker (shared_gpu.py)."""
+    o, lab = ctx.options, ctx.lab
+    tools_after = o.gate is not None and o.times_later and o.sanitize and lab.needs_gpu
+    return tools_after and not lab.spans_gpus and sanitize_mod.available()
 
-    isolation: where the runner runs: a grader.infra.sandbox.Cell (--sandbox) or a
-    grader.infra.isolation.Contained; default: a fresh Contained for this lab.
-    gate: the GPU's gate (grader/engine/sharing/gate.py), held shared while a checker runs.
-    timed_later: when given (and perf is on), the timed tests do not run here;
-    the lab's TimedPart is appended to it, to run later and alone.
-    gpu_count, where: the GPUs the checker will see and whose they are (a batch
-    worker's: one), for cannot_grade; default: this process's visible GPUs.
-    shared_call_timeout: the longest a call may take while `gate` is shared
-    (batch --shared-call-timeout); None: call_timeout as usual.
-    gpu_connections: CUDA_DEVICE_MAX_CONNECTIONS while `gate` is shared (batch
-    --gpu-connections), never in a timed run (checker_env's) nor for a lab whose
-    calls span GPUs (its kernels wait on each other's flags); None: CUDA's default.
-    reference_tools: the reference's runners a tool's unclean ending is judged
-    against (shared_gpu.sanitize_lab); None: such an ending costs nothing."""
-    seed = new_seed() if seed is None else seed
-    if gpu_expected is None:
-        gpu_expected = bool(gpus.visible())
-    why_not = cannot_grade(lab, len(gpus.visible()) if gpu_count is None else gpu_count, where)
-    if why_not:
-        return blank_result(lab, LabStatus.SKIPPED, why_not)
-    lab_dir = repo / impl / lab.id
-    violations = policy.check_strings(lab, lab_dir) if impl == "labs" else []
-    target = runner_target(lab, impl)
-    sandboxed = hasattr(isolation, "build")
-    check = linked_policy and impl == "labs"
-    work = policy_work or build_dir / "policy"
-    linked = functools.partial(linked_violations, lab, lab_dir, repo, work, build_dir, target)
-    built_check = functools.partial(built_violations, lab, lab_dir, repo, work, build_dir, target)
-    later = timed_later is not None and perf
-    timed_here = perf and not later
-    # The linked check compiles the file again (the build's own command, calls
-    # kept visible: engine/policy/build_flags.py) beside the build ("policy" counts
-    # only the wait after), and beside the untimed tests too, so a worker does not
-    # wait for it (docs/decisions.md, "The linked policy check compiles beside
-    # the build"); a timing never has a compiler beside it. Not in the
-    # sandbox: there the build comes first, so that code the sandbox refuses
-    # is never compiled outside it. What the build made (a GPU lab's runner
-    # is the check's compile, and every build's object) is read after the
-    # build and before any of the student's code runs, which could rewrite it.
-    after_build = check and reads_build(lab, build_dir, target)
-    with concurrent.futures.ThreadPoolExecutor(1) as beside:
-        early = beside.submit(linked) if check and not sandboxed and not after_build else None
-        with phases("build"):
-            built = (
-                isolation.build(build_dir, target, tree=repo)
-                if sandboxed
-                else toolchain.build(build_dir, target)
+
+def run_tests(ctx: LabRun) -> None:
+    """The trusted checker drives the runner, through the GPU's gate."""
+    tests = functools.partial(_tests, ctx)
+    gate = ctx.options.gate
+    with ctx.phases("tests"):
+        if _tools_after_tests(ctx) and gate is not None:
+            shared = _options_for(ctx, False)
+            first = Pass(
+                "tests",
+                ctx.iso.runner(ctx.runner, env=shared.env),
+                gtest_filter=UNTIMED_TESTS,
+                timeout=shared.timeout,
+                call_timeout=shared.call_timeout,
+                max_timeouts=SHARED_MAX_TIMEOUTS,
             )
-        if not built.ok:  # the check, already running, ends with the pool; its result is dropped
-            if built.machine_fault:
-                return blank_result(
-                    lab,
-                    LabStatus.ERROR,
-                    "the build failed for the machine's sake, not the code's: "
-                    f"{built.machine_fault}",
-                )
-            result = blank_result(lab, LabStatus.BUILD_FAILED, built.first_errors)
-            if violations:
-                refuse(result, violations)
-            return result
-        if check and (early is None or timed_here):
-            with phases("policy"):
-                violations += early.result() if early is not None else linked()
-                violations += built_check(violations)
-            early = None
-        elif check:
-            with phases("policy"):
-                read_built = built_check([])
-        own = isolation is None
-        iso = isolation_mod.contained() if own else isolation
-        try:
-            runner = build_dir / "tests" / target
-            checker = build_dir / "tests" / checker_target(lab)
-            kw = CheckerOptions(
-                impl=impl,
-                timeout=timeout,
-                seed=seed,
-                env=env,
-                ceiling_gbps=ceiling_gbps,
-                gpu_expected=gpu_expected and lab.needs_gpu,
-                call_timeout=min(60.0, timeout / 2),
+            ctx.run, ctx.rerun, ctx.tools = tests_then_tools(
+                gate, ctx.lab, ctx.checker, ctx.runner, ctx.iso, first, tests, shared
             )
-            # A run that times (alone, or the preflight's) has checker_env's queues.
-            untimed_env = run_env.sharing(env, lab, gate is not None, gpu_connections)
-            shared_bound = shared_call_timeout if gate is not None and lab.needs_gpu else None
+        else:
+            ctx.run, ctx.rerun = checker_sharing(gate if ctx.lab.needs_gpu else None, tests)
 
-            def options_for(alone: bool) -> CheckerOptions:
-                options = CheckerOptions(**{**kw, "env": env if timed_here else untimed_env})
-                if alone:  # it stops every other worker's GPU work (shared_gpu.py)
-                    options["timeout"] = min(timeout, ALONE_SECONDS)
-                    options["call_timeout"] = min(options["call_timeout"], ALONE_CALL_SECONDS)
-                elif shared_bound:
-                    options["call_timeout"] = min(options["call_timeout"], shared_bound)
-                return options
 
-            def tests(alone: bool, admit: Admit | None) -> BinaryRun:
-                options = options_for(alone)
-                return run_checker(
-                    checker,
-                    lab.id,
-                    iso.runner(runner, env=checker_env(options["env"], timed_here, lab.id)),
-                    perf=timed_here,
-                    gtest_filter=UNTIMED_TESTS if later else None,
-                    admit=admit,
-                    max_timeouts=SHARED_MAX_TIMEOUTS if admit is not None else None,
-                    **options,
-                )
+def score_tests(ctx: LabRun) -> None:
+    """The score of the tests' run, with what the student should know of it."""
+    assert ctx.run is not None
+    result = score(ctx.lab, ctx.run, perf=ctx.options.perf)
+    bound = ctx.shared_bound
+    if ctx.rerun:
+        result.notes.append(ctx.rerun)
+    elif bound and hung(ctx.run):
+        result.notes.append(SHARED_CALL_NOTE.format(seconds=bound))
+    note = ctx.iso.note()
+    if (
+        note
+        and result.status == LabStatus.GRADED
+        and result.points_correctness == 0
+        and not (result.first_failure and result.first_failure.hint == "not_implemented")
+    ):
+        result.notes.append(note)
+    ctx.result = result
 
-            # In a batch, a GPU lab's tools run in its tests' checker (shared_gpu.py).
-            tools_after = gate is not None and later and sanitize and lab.needs_gpu
-            tools_after = tools_after and not lab.spans_gpus and sanitize_mod.available()
-            tools: list[sanitize_mod.SanitizerRun] | None = None
-            with phases("tests"):
-                if tools_after and gate is not None:
-                    shared = options_for(False)
-                    first = Pass(
-                        "tests",
-                        iso.runner(runner, env=shared["env"]),
-                        gtest_filter=UNTIMED_TESTS,
-                        timeout=shared["timeout"],
-                        call_timeout=shared["call_timeout"],
-                        max_timeouts=SHARED_MAX_TIMEOUTS,
-                    )
-                    run, rerun, tools = tests_then_tools(
-                        gate, lab, checker, runner, iso, first, tests, shared
-                    )
-                else:
-                    run, rerun = checker_sharing(gate if lab.needs_gpu else None, tests)
-            result = score(lab, run, perf=perf)
-            if rerun:
-                result.notes.append(rerun)
-            elif shared_bound and hung(run):
-                result.notes.append(SHARED_CALL_NOTE.format(seconds=shared_bound))
-            note = iso.note()
-            if (
-                note
-                and result.status == LabStatus.GRADED
-                and result.points_correctness == 0
-                and not (result.first_failure and result.first_failure.hint == "not_implemented")
-            ):
-                result.notes.append(note)
-            if sanitize and lab.spans_gpus and result.status == LabStatus.GRADED:
-                # Its GPUs spin on each other's flags inside a call, which a tool
-                # that serialises kernel launches can turn into a hang: not run
-                # (lab 12's mutants are caught by its exact checks instead).
-                result.sanitizer["all"] = "unavailable"
-                result.notes.append(SPANS_GPUS_SANITIZER_NOTE)
-            elif (
-                sanitize
-                and lab.needs_gpu
-                and result.status == LabStatus.GRADED
-                and result.points_correctness
-            ):
-                with phases("sanitizer"):
-                    sanitize_lab(
-                        lab,
-                        checker,
-                        runner,
-                        iso,
-                        result,
-                        gate=gate,
-                        env=untimed_env,
-                        seed=seed,
-                        ran=tools,
-                        reference=reference_tools,
-                    )
-        finally:
-            if own:
-                iso.cleanup()
-        if early is not None:
-            with phases("policy"):
-                violations += early.result()
-                violations += not_named(read_built, violations)
-    if violations:
-        refuse(result, violations)
-    elif later and timed_later is not None and timed_tests_later(lab, result):
-        timed_later.append(TimedPart(lab, result, run, checker, runner, kw))
-    elif later and result.status == LabStatus.GRADED and lab.points_performance > 0:
+
+def sanitize(ctx: LabRun) -> None:
+    """The small cases under compute-sanitizer's tools, for a GPU lab that
+    earned correctness points."""
+    result, lab = ctx.result, ctx.lab
+    assert result is not None
+    if lab.spans_gpus and result.status == LabStatus.GRADED:
+        # Its GPUs spin on each other's flags inside a call, which a tool
+        # that serialises kernel launches can turn into a hang: not run
+        # (lab 12's mutants are caught by its exact checks instead).
+        result.sanitizer["all"] = "unavailable"
+        result.notes.append(SPANS_GPUS_SANITIZER_NOTE)
+    elif lab.needs_gpu and result.status == LabStatus.GRADED and result.points_correctness:
+        o = ctx.options
+        setting = ToolsSetting(o.gate, ctx.untimed_env, ctx.seed, o.reference_tools)
+        with ctx.phases("sanitizer"):
+            sanitize_lab(lab, ctx.checker, ctx.runner, ctx.iso, result, setting, ran=ctx.tools)
+
+
+def close_isolation(ctx: LabRun) -> None:
+    """The fresh Contained's folder goes once the lab's code has run."""
+    ctx.iso_stack.close()
+
+
+def finish_linked_check(ctx: LabRun) -> None:
+    """The verdict of the linked check that ran beside the tests."""
+    if ctx.early is not None:
+        with ctx.phases("policy"):
+            ctx.violations += ctx.early.result()
+            ctx.violations += not_named(ctx.read_built or [], ctx.violations)
+
+
+def settle(ctx: LabRun) -> None:
+    """A lab that broke the policy is refused; one whose timed tests wait is
+    held back (TimedPart) when it may earn performance points, else told why
+    it has no bandwidth."""
+    o, lab, result = ctx.options, ctx.lab, ctx.result
+    assert result is not None and ctx.run is not None
+    if ctx.violations:
+        refuse(result, ctx.violations)
+    elif o.times_later and o.timed_later is not None and timed_tests_later(lab, result):
+        part = TimedPart(lab, result, ctx.run, ctx.checker, ctx.runner, ctx.checker_options())
+        o.timed_later.append(part)
+    elif o.times_later and result.status == LabStatus.GRADED and lab.points_performance > 0:
         result.notes.append(
             "bandwidth not measured: it is timed once every correctness test passes"
         )
+
+
+# One lab's grading, in order. A new phase is one function of the context and
+# one entry here; what the caller decided takes steps out in steps_for alone.
+STEPS: tuple[Step, ...] = (
+    check_gradable,
+    check_strings,
+    start_linked_check,
+    build,
+    check_linked,
+    open_isolation,
+    run_tests,
+    score_tests,
+    sanitize,
+    close_isolation,
+    finish_linked_check,
+    settle,
+)
+
+
+def steps_for(options: GradeOptions) -> tuple[Step, ...]:
+    """STEPS less those the caller's options turn off: the policy checks read
+    only the student's folder (`labs`), the linked one only where asked for,
+    and the tools only where `sanitize` is on."""
+    off: set[Step] = set()
+    if options.impl != "labs":
+        off |= {check_strings}
+    if not (options.linked_policy and options.impl == "labs"):
+        off |= {start_linked_check, check_linked, finish_linked_check}
+    if not options.sanitize:
+        off.add(sanitize)
+    return tuple(step for step in STEPS if step not in off)
+
+
+def run_steps(ctx: LabRun, steps: tuple[Step, ...]) -> LabResult:
+    """The steps in order; a step that returns a result ends the lab with it.
+    Whatever the steps opened closes however they end."""
+    with ctx.stack:
+        for step in steps:
+            ended = step(ctx)
+            if ended is not None:
+                return ended
+    assert ctx.result is not None
+    return ctx.result
+
+
+def grade_lab(
+    lab: labmeta.Lab, build_dir: Path, options: GradeOptions = GradeOptions()
+) -> LabResult:
+    """Grades one lab with `build_dir` as `options` say (steps_for) and records
+    how long each phase took."""
+    phases = Phases()
+    seed = new_seed() if options.seed is None else options.seed
+    gpu_expected = bool(gpus.visible()) if options.gpu_expected is None else options.gpu_expected
+    ctx = LabRun(lab, build_dir, options, phases, seed, gpu_expected)
+    result = run_steps(ctx, steps_for(options))
+    result.timing = phases.seconds
     return result

@@ -31,6 +31,7 @@ from ..status import CaseStatus, RunStatus, SanitizerStatus
 from .sharing.admission import Admit
 from ..results import BinaryRun
 from .checker_passes import NOT_STARTED, Pass, run_passes
+from .checker_run import CheckerOptions
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEFAULT_TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -116,31 +117,29 @@ def _findings(output: str) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class ToolOptions:
+    """How a lab's small cases run under the tools (run_tools): one value that
+    the tools' callers pass on whole rather than argument by argument."""
+
+    gtest_filter: str = SMALL_CASES
+    timeout: float = TOOL_SECONDS  # each tool's
+    env: dict[str, str] | None = None
+    seed: int | None = None
+
+
 def run_tool(
     checker: Path,
     lab_id: str,
     runner_binary: Path,
     isolation,
     tool: str,
-    *,
-    gtest_filter: str = SMALL_CASES,
-    timeout: float = TOOL_SECONDS,
-    env: dict[str, str] | None = None,
-    seed: int | None = None,
+    options: ToolOptions = ToolOptions(),
     admit: Admit | None = None,
 ) -> SanitizerRun:
     """One tool over the small cases: run_tools of that tool alone."""
     return run_tools(
-        checker,
-        lab_id,
-        runner_binary,
-        isolation,
-        (tool,),
-        gtest_filter=gtest_filter,
-        timeout=timeout,
-        env=env,
-        seed=seed,
-        admit=admit,
+        checker, lab_id, runner_binary, isolation, (tool,), options=options, admit=admit
     )[0]
 
 
@@ -150,32 +149,22 @@ def run_tools(
     runner_binary: Path,
     isolation,
     tools: tuple[str, ...],
-    *,
-    gtest_filter: str = SMALL_CASES,
-    timeout: float = TOOL_SECONDS,
-    env: dict[str, str] | None = None,
-    seed: int | None = None,
+    options: ToolOptions = ToolOptions(),
     admit: Admit | None = None,
 ) -> list[SanitizerRun]:
     """run_tool for each of `tools`, in one checker: a pass each
-    (checker_passes.py says why). `timeout` is each tool's, as in run_tool."""
+    (checker_passes.py says why). options.timeout is each tool's, as in run_tool."""
     if not available():
         return [
             SanitizerRun(t, SanitizerStatus.UNAVAILABLE, ["compute-sanitizer is not on PATH"])
             for t in tools
         ]
-    runs = run_passes(
-        checker,
-        lab_id,
-        tool_passes(
-            runner_binary, isolation, tools, env=env, gtest_filter=gtest_filter, timeout=timeout
-        ),
-        timeout=timeout,
-        gtest_filter=gtest_filter,
-        seed=seed,
-        env=env,
-        admit=admit,
+    o = options
+    passes = tool_passes(
+        runner_binary, isolation, tools, env=o.env, gtest_filter=o.gtest_filter, timeout=o.timeout
     )
+    shared = CheckerOptions(timeout=o.timeout, gtest_filter=o.gtest_filter, seed=o.seed, env=o.env)
+    runs = run_passes(checker, lab_id, passes, options=shared, admit=admit)
     return [verdict(t, run) for t, run in zip(tools, runs)]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import labmeta
 from ..engine import lab_grading, sanitize
-from ..engine.checker_run import run_checker
+from ..engine.checker_run import CheckerOptions, run_checker
 from ..engine.scoring import score
 from ..infra import evidence, isolation
 from ..infra.evidence import GpuCheck, ImplRun, LabEvidence
@@ -43,10 +43,12 @@ def labs_part(
                     checker,
                     lab.id,
                     iso.runner(runner),
-                    impl=impl,
-                    timeout=900,
-                    seed=lab_grading.new_seed(),
-                    gpu_expected=lab.needs_gpu,
+                    CheckerOptions(
+                        impl=impl,
+                        timeout=900,
+                        seed=lab_grading.new_seed(),
+                        gpu_expected=lab.needs_gpu,
+                    ),
                 )
                 setattr(entry, impl, ImplRun(run_, score(lab, run_), round(time.time() - t0, 1)))
                 if impl == "solutions" and lab.needs_gpu and sanitize.available():

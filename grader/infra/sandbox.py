@@ -28,8 +28,9 @@ outside (tests/support/runner_link.hpp):
 bubblewrap's pieces that both share, and the check that it works here, are in
 bwrap.py.
 
-The sandbox is a hook: lab_grading.grade_lab(..., isolation=cell) builds with
-cell.build() and runs the checker with cell.runner(binary) as its runner.
+The sandbox is a hook: lab_grading.grade_lab with GradeOptions(isolation=cell)
+builds with cell.build() and runs the checker with cell.runner(binary) as its
+runner.
 """
 
 from __future__ import annotations

@@ -84,9 +84,9 @@ def test_an_untimed_checker_run_is_background_and_a_timed_one_is_not(tmp_path, p
         checker,
         "04_sequential_addressing",
         RunnerSpec(checker),
-        perf=perf,
-        env={**os.environ, "NICE_FILE": str(out)},
-        timeout=30,
+        checker_run.CheckerOptions(
+            perf=perf, env={**os.environ, "NICE_FILE": str(out)}, timeout=30
+        ),
     )
     _expect(out, background=not perf)
 
@@ -98,10 +98,7 @@ def test_the_tests_and_tools_passes_run_in_the_background(tmp_path):
         checker,
         "04_sequential_addressing",
         [checker_passes.Pass("tests", RunnerSpec(checker))],
-        env={**os.environ, "NICE_FILE": str(out)},
-        timeout=30,
-        gtest_filter=None,
-        seed=None,
+        checker_run.CheckerOptions(env={**os.environ, "NICE_FILE": str(out)}, timeout=30),
     )
     _expect(out, background=True)
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from grader.engine.checker_passes import NOT_STARTED, Pass, pass_args, run_passes, split_output
+from grader.engine.checker_run import CheckerOptions
 from grader.engine.sharing.gate import Gate
 from grader.infra.runner import RunnerSpec
 from grader.status import CaseStatus, RunStatus
@@ -86,14 +87,12 @@ def passes(tmp_path: Path, names=("memcheck", "racecheck", "synccheck")) -> list
 
 
 def run(tmp_path, step="pass", before="pass", ps=None, **kw):
+    options = CheckerOptions(timeout=kw.pop("timeout", 30.0), seed=5, env={})
     return run_passes(
         fake_checker(tmp_path, step, before),
         "07_atomic_finish",
         ps or passes(tmp_path),
-        timeout=kw.pop("timeout", 30.0),
-        gtest_filter=None,
-        seed=5,
-        env={},
+        options,
         **kw,
     )
 

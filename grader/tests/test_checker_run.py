@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from grader.engine.checker_run import checker_args, parse_stream, run_checker
+from grader.engine.checker_run import CheckerOptions, checker_args, parse_stream, run_checker
 from grader.engine.gtest_run import parse_gtest_json
 from grader.infra.runner import RunnerSpec
 
@@ -49,7 +49,11 @@ def run(tmp_path, body, **kw):
     runner = tmp_path / "runner"
     runner.write_text("#!/bin/sh\n")
     runner.chmod(0o755)
-    return run_checker(fake_checker(tmp_path, body), "01_cpu_baseline", RunnerSpec(runner), **kw)
+    admit = kw.pop("admit", None)
+    checker = fake_checker(tmp_path, body)
+    return run_checker(
+        checker, "01_cpu_baseline", RunnerSpec(runner), CheckerOptions(**kw), admit=admit
+    )
 
 
 def test_stream_keeps_finished_tests_and_names_the_one_running():
@@ -168,12 +172,7 @@ def test_the_hang_budget_is_passed_only_when_set(tmp_path):
             tmp_path / "checker",
             "07_atomic_finish",
             RunnerSpec(tmp_path / "runner"),
-            impl="labs",
-            seed=None,
-            gtest_filter=None,
-            ceiling_gbps=None,
-            call_timeout=10.0,
-            **kw,
+            CheckerOptions(impl="labs", call_timeout=10.0, **kw),
         )
 
     assert "--max-timeouts=1" in args(max_timeouts=1)

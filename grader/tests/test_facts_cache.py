@@ -183,7 +183,7 @@ def test_the_workers_of_one_batch_grade_with_one_policy_folder(tmp_path, monkeyp
         lab_grading,
         "grade_lab",
         lambda *a, **kw: (
-            seen.append(kw["policy_work"]) or LabResult(LAB01.id, "", LabStatus.GRADED)
+            seen.append(kw["options"].policy_work) or LabResult(LAB01.id, "", LabStatus.GRADED)
         ),
     )
     cfg = config(tmp_path)

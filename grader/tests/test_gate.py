@@ -6,7 +6,8 @@ import threading
 import time
 
 from grader import labmeta
-from grader.engine import lab_grading
+from grader.engine import lab_grading, lab_parts
+from grader.engine.checker_run import CheckerOptions
 from grader.engine.sharing import gate as gate_mod
 from grader.engine.sharing.gate import Gate, held
 from grader.results import BinaryRun, CaseResult
@@ -96,7 +97,7 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
     calls = []
 
     def fake_run_checker(checker, lab_id, runner, **kw):
-        calls.append(kw["gtest_filter"])
+        calls.append(kw["options"].gtest_filter)
         fraction = lab.threshold + 0.01
         return BinaryRun(
             "checker",
@@ -107,13 +108,13 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
             ],
         )
 
-    monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_parts, "run_checker", fake_run_checker)
 
     class Iso:
         def runner(self, binary, prefix=(), env=None):
             return binary
 
-    part = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {})
+    part = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", CheckerOptions())
     full = part.run(Iso())
     assert calls == [lab_grading.TIMED_TESTS]
     assert full.tests_passed == 3 and full.points == lab.points_correctness + lab.points_performance
@@ -128,8 +129,10 @@ def test_a_lab_graded_in_two_runs_is_scored_on_both(monkeypatch):
             cases=[_case("SumBandwidth.FractionOfCopyCeiling", "failed", fail_hint="wrong_value")],
         )
 
-    monkeypatch.setattr(lab_grading, "run_checker", wrong)
-    worse = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", {}).run(Iso())
+    monkeypatch.setattr(lab_parts, "run_checker", wrong)
+    worse = lab_grading.TimedPart(lab, first, untimed, "checker", "runner", CheckerOptions()).run(
+        Iso()
+    )
     assert worse.points == 0 and worse.tests_failed == 1
 
 

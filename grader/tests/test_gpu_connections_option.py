@@ -87,7 +87,7 @@ def envs_of(monkeypatch, lab_id: str, gate, gpu_connections, gpu_count=None, she
     cell = RunnerEnvs()
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        envs.append(checker_run.checker_env(kw["env"], kw["perf"], lab_id))
+        envs.append(checker_run.checker_env(kw["options"].env, kw["options"].perf, lab_id))
         return run_with()
 
     if shell is None:

@@ -158,7 +158,7 @@ def test_a_batch_on_two_gpus_grades_every_lab_01_against_one_host_ceiling(
     graded = fake_grade_lab([])
 
     def grade_lab(lab, build_dir, **kw):
-        ceilings.append(kw["ceiling_gbps"])
+        ceilings.append(kw["options"].ceiling_gbps)
         return graded(lab, build_dir, **kw)
 
     monkeypatch.setattr(lab_grading, "grade_lab", grade_lab)

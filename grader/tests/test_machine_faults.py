@@ -115,9 +115,8 @@ def test_a_real_compilers_words_quoted_from_the_code_are_not(tmp_path):
 @pytest.mark.parametrize("log", [GCC_FULL_TMPDIR, ""])
 def test_grade_lab_leaves_a_build_the_machine_failed_not_graded(monkeypatch, log):
     monkeypatch.setattr(toolchain, "build", lambda *a, **k: toolchain.BuildResult("t", False, log))
-    result = lab_grading.grade_lab(
-        COURSE.lab("01"), Path("/nonexistent-build"), timeout=60, perf=False, sanitize=False
-    )
+    options = lab_grading.GradeOptions(timeout=60, perf=False, sanitize=False)
+    result = lab_grading.grade_lab(COURSE.lab("01"), Path("/nonexistent-build"), options=options)
     # A build that failed without a word could not write its output: ninja names what failed.
     assert result.status == LabStatus.ERROR, (result.status, result.reason)
     assert ("No space left on device" if log else toolchain.SILENT) in result.reason

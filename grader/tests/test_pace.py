@@ -44,14 +44,14 @@ def test_eta_rate_and_phases(monkeypatch):
 
 
 def test_grade_lab_records_its_phases(monkeypatch):
-    def fake(lab, build_dir, *, phases, **kw):
-        with phases("build"):
+    def fake(ctx, steps):
+        with ctx.phases("build"):
             pass
-        with phases("tests"):
+        with ctx.phases("tests"):
             pass
-        return LabResult(lab=lab.id, title=lab.title, status="graded")
+        return LabResult(lab=ctx.lab.id, title=ctx.lab.title, status="graded")
 
-    monkeypatch.setattr(lab_grading, "_grade_lab", fake)
+    monkeypatch.setattr(lab_grading, "run_steps", fake)
     r = lab_grading.grade_lab(labmeta.load().lab("01"), None)
     assert set(r.timing) == {"build", "tests"} and all(v >= 0 for v in r.timing.values())
 

@@ -127,11 +127,8 @@ def sanitized(monkeypatch, tmp_path, ran, reference, reference_status=SanitizerS
         tmp_path / "runner",
         Iso(),
         result,
-        gate=Gate("gpu", run_slots=1),
-        env={},
-        seed=3,
+        shared_gpu.ToolsSetting(Gate("gpu", run_slots=1), {}, 3, reference),
         ran=ran,
-        reference=reference,
     )
     return result, asked
 
@@ -207,7 +204,7 @@ def test_the_preflight_keeps_the_references_gpu_runners_and_students_are_judged_
     seen: list = []
 
     def grade_lab(lab, build_dir, **kw):
-        seen.append(kw.get("reference_tools"))
+        seen.append(kw["options"].reference_tools)
         r = lab_grading.blank_result(lab, LabStatus.GRADED, "")
         r.points_correctness = r.max_correctness
         return r

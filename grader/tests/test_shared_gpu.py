@@ -128,16 +128,16 @@ def grade_07(
     monkeypatch, fake_run_checker, gate, perf=False, lab_id="07", linked_policy=False, **kw
 ):
     """lab_grading.grade_lab of lab 07 (or `lab_id`), built already, its
-    checker runs faked (and its linked policy check not run, unless asked)."""
-    from grader.engine import lab_grading
+    checker runs faked, its timed parts' too (and its linked policy check not
+    run, unless asked)."""
+    from grader.engine import lab_grading, lab_parts
 
     monkeypatch.setattr(lab_grading, "run_checker", fake_run_checker)
+    monkeypatch.setattr(lab_parts, "run_checker", fake_run_checker)  # TimedPart.run's
     monkeypatch.setattr(lab_grading.toolchain, "build", lambda *a, **k: Built())
     monkeypatch.setattr(lab_grading.gpus, "list_gpus", lambda: [object()])
     monkeypatch.delenv("LAB_GPU_WAIT", raising=False)
-    return lab_grading.grade_lab(
-        COURSE.lab(lab_id),
-        REPO_BUILD,
+    options = lab_grading.GradeOptions(
         timeout=600,
         perf=perf,
         sanitize=False,
@@ -146,6 +146,7 @@ def grade_07(
         gate=gate,
         **kw,
     )
+    return lab_grading.grade_lab(COURSE.lab(lab_id), REPO_BUILD, options=options)
 
 
 def test_a_run_alone_is_bounded(monkeypatch):
@@ -154,7 +155,8 @@ def test_a_run_alone_is_bounded(monkeypatch):
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        seen.append((kw["timeout"], kw["call_timeout"], kw["gtest_filter"], kw["env"]))
+        o = kw["options"]
+        seen.append((o.timeout, o.call_timeout, o.gtest_filter, o.env))
         return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
 
     grade_07(monkeypatch, fake_run_checker, Gate("gpu"))
@@ -171,7 +173,7 @@ def test_a_shared_call_limit_bounds_calls_beside_others_only(monkeypatch):
     seen = []
 
     def hung_run(checker, lab_id, spec, **kw):
-        seen.append(kw["call_timeout"])
+        seen.append(kw["options"].call_timeout)
         run = run_with()
         run.cases.append(
             CaseResult(
@@ -195,7 +197,7 @@ def test_a_shared_call_limit_bounds_calls_beside_others_only(monkeypatch):
     seen.clear()
 
     def short_of_memory_once(checker, lab_id, spec, **kw):
-        seen.append(kw["call_timeout"])
+        seen.append(kw["options"].call_timeout)
         return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
 
     grade_07(monkeypatch, short_of_memory_once, Gate("gpu"), shared_call_timeout=20.0)
@@ -207,7 +209,7 @@ def test_only_untimed_runs_on_a_shared_gpu_wait_asleep(monkeypatch):
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        seen.append(((kw["env"] or {}).get("LAB_GPU_WAIT"), kw["perf"]))
+        seen.append(((kw["options"].env or {}).get("LAB_GPU_WAIT"), kw["options"].perf))
         return run_with()
 
     for gate, perf, want in [
@@ -242,7 +244,8 @@ def sanitizer_result(monkeypatch, *outcomes: sanitize.SanitizerRun):
     monkeypatch.setattr(sanitize, "available", lambda: True)
     monkeypatch.setattr(sanitize, "run_tool", run_tool)
     monkeypatch.setattr(sanitize, "run_tools", run_tools)
-    shared_gpu.sanitize_lab(lab, "checker", "runner", object(), result, gate=gate, env={}, seed=1)
+    setting = shared_gpu.ToolsSetting(gate, {}, 1)
+    shared_gpu.sanitize_lab(lab, "checker", "runner", object(), result, setting)
     return result, alone
 
 
@@ -323,7 +326,7 @@ def test_a_run_beside_others_ends_at_its_first_hang(monkeypatch):
     seen = []
 
     def fake_run_checker(checker, lab_id, spec, **kw):
-        seen.append(kw["max_timeouts"])
+        seen.append(kw["options"].max_timeouts)
         return run_with(RUNNER_OOM) if len(seen) == 1 else run_with()
 
     grade_07(monkeypatch, fake_run_checker, Gate("gpu", run_slots=2))

@@ -11,6 +11,7 @@ from grader import labmeta
 from grader.engine import lab_grading, sanitize
 from grader.engine.sharing import shared_gpu
 from grader.engine.checker_passes import Pass
+from grader.engine.checker_run import CheckerOptions
 from grader.engine.sharing import sanitizer_places
 from grader.engine.sharing.gate import Gate
 from grader.infra.runner import RunnerSpec
@@ -56,7 +57,7 @@ def untimed(tmp_path, monkeypatch, step="pass"):
     iso, runner = Iso(), tmp_path / "runner"
     runner.write_text("#!/bin/sh\n")
     runner.chmod(0o755)
-    options = dict(timeout=30.0, seed=5, env={}, gpu_expected=None, impl="labs")
+    options = CheckerOptions(timeout=30.0, seed=5, env={}, gpu_expected=None, impl="labs")
     tests = Pass("tests", iso.runner(runner), gtest_filter="A.one", timeout=30.0)
     alone = []
 
@@ -127,9 +128,7 @@ def test_the_grade_reads_the_tools_of_the_tests_checker(monkeypatch):
 
     monkeypatch.setattr(shared_gpu, "run_passes", run_passes)
     later: list = []
-    result = lab_grading.grade_lab(
-        COURSE.lab("07"),
-        Path("/nonexistent-build"),
+    options = lab_grading.GradeOptions(
         timeout=600,
         perf=True,
         sanitize=True,
@@ -138,6 +137,7 @@ def test_the_grade_reads_the_tools_of_the_tests_checker(monkeypatch):
         gate=Gate("gpu"),
         timed_later=later,
     )
+    result = lab_grading.grade_lab(COURSE.lab("07"), Path("/nonexistent-build"), options=options)
     names, first_filter, kw = seen[0]
     assert names == ["tests", *sanitize.DEFAULT_TOOLS] and len(seen) == 1
     assert first_filter == lab_grading.UNTIMED_TESTS and kw["later_if_first_passed"]
@@ -173,9 +173,7 @@ def test_a_hang_under_one_tool_leaves_the_others_a_checker_of_their_own(monkeypa
         "runner",
         Iso(),
         result,
-        gate=Gate("gpu"),
-        env={},
-        seed=1,
+        shared_gpu.ToolsSetting(Gate("gpu"), {}, 1),
         ran=[hung, *unrun],
     )
     assert asked == [("racecheck", "synccheck")]

@@ -10,6 +10,7 @@ from pathlib import Path
 from grader import labmeta
 from grader.batch import worker as batch_worker, timed_stage
 from grader.engine.sharing import shared_gpu
+from grader.engine.checker_run import CheckerOptions
 from grader.engine.lab_grading import TimedPart
 from grader.results import FailedCase, LabResult, StudentResult
 from grader.status import CaseStatus, LabStatus
@@ -18,7 +19,7 @@ LAB = labmeta.load().lab("07")
 
 
 def _part(runner: Path) -> TimedPart:
-    return TimedPart(LAB, None, None, runner.parent / "checker", runner, {})  # type: ignore[arg-type]
+    return TimedPart(LAB, None, None, runner.parent / "checker", runner, CheckerOptions())  # type: ignore[arg-type]
 
 
 def _runner(tmp_path: Path, text: str) -> Path:

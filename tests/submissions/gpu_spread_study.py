@@ -46,7 +46,7 @@ from grader import labmeta  # noqa: E402
 from grader.commands.gpucheck import machine  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
 from grader.engine.checker_passes import Pass, run_passes  # noqa: E402
-from grader.engine.checker_run import run_checker  # noqa: E402
+from grader.engine.checker_run import CheckerOptions, run_checker  # noqa: E402
 from grader.infra import gpus  # noqa: E402
 from context_probe import ENVS_HELP, env_name, environments  # noqa: E402
 from sanitizer_study import all_at_once, build_solutions, runner_isolation  # noqa: E402
@@ -122,13 +122,15 @@ def one_checker(build: Path, lab: labmeta.Lab, iso, env, row: Row, tool: str, ca
             sanitize.tool_prefix(tool) if tool != "none" else None,
             env=env,
         ),
-        impl="solutions",
-        timeout=120,
-        gtest_filter=row.tests,
-        perf=False,
-        env=env,
-        call_timeout=60,
-        first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
+        CheckerOptions(
+            impl="solutions",
+            timeout=120,
+            gtest_filter=row.tests,
+            perf=False,
+            env=env,
+            call_timeout=60,
+            first_call_only=tool in sanitize.FIRST_CALL_ONLY and calls != "all",
+        ),
         admit=slot,
     )
 
@@ -145,12 +147,9 @@ def several_passes(build: Path, lab: labmeta.Lab, iso, env: dict[str, str], row:
         build / "tests" / lab_grading.checker_target(lab),
         lab.id,
         [Pass(f"pass{i + 1}", runner) for i in range(row.passes)],
-        timeout=120,
-        gtest_filter=row.tests,
-        seed=None,
-        env=env,
-        call_timeout=60,
-        impl="solutions",
+        CheckerOptions(
+            timeout=120, gtest_filter=row.tests, env=env, call_timeout=60, impl="solutions"
+        ),
     )
 
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading, sanitize  # noqa: E402
-from grader.engine.checker_run import run_checker  # noqa: E402
+from grader.engine.checker_run import CheckerOptions, run_checker  # noqa: E402
 from grader.infra import isolation, toolchain  # noqa: E402
 
 
@@ -73,11 +73,13 @@ def one_run(build: Path, lab: labmeta.Lab, tool: str, port: int | None, variant:
             checker,
             lab.id,
             iso.runner(runner, prefix),
-            impl="solutions",
-            timeout=60,
-            gtest_filter=sanitize.SMALL_CASES,
-            perf=False,
-            call_timeout=45,
+            CheckerOptions(
+                impl="solutions",
+                timeout=60,
+                gtest_filter=sanitize.SMALL_CASES,
+                perf=False,
+                call_timeout=45,
+            ),
         )
         codes = [e.get("how", {}).get("code") for e in run.runner_exits]
         return {

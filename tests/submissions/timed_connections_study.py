@@ -38,6 +38,7 @@ from grader import labmeta  # noqa: E402
 from grader.engine import lab_grading, scoring  # noqa: E402
 from grader.engine.checker_run import (  # noqa: E402
     CONNECTIONS,
+    CheckerOptions,
     Ending,
     checker_args,
     judge,
@@ -100,11 +101,7 @@ def one_part(build: Path, lab: labmeta.Lab, env: dict, turn: Turn, timeout: floa
             checker,
             lab.id,
             runner,
-            impl="solutions",
-            seed=None,
-            gtest_filter=lab_grading.TIMED_TESTS,
-            ceiling_gbps=None,
-            call_timeout=None,
+            CheckerOptions(impl="solutions", gtest_filter=lab_grading.TIMED_TESTS),
         )
         done, text = launch(args, timeout=timeout, env=env, log_limit=16 << 20, admit=admit)
         ended = time.monotonic()

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-from grader.engine.checker_run import run_checker  # noqa: E402
+from grader.engine.checker_run import CheckerOptions, run_checker  # noqa: E402
 from grader.infra import isolation  # noqa: E402
 
 NEW_CASE = "InputsTakingTurns"
@@ -43,9 +43,7 @@ def main() -> int:
                 args.checker,
                 args.lab,
                 iso.runner(args.runner),
-                impl="race-study",
-                timeout=900.0,
-                perf=False,
+                CheckerOptions(impl="race-study", timeout=900.0, perf=False),
             )
             failed = {c.name: c.properties.get("fail_hint", "?") for c in run.failed}
             rounds.append(

@@ -31,11 +31,13 @@ then took twice as long (gpus.py)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
 from pathlib import Path
 
 from . import sanitizer_places
@@ -47,6 +49,7 @@ from . import reference_tools
 from .. import sanitize as sanitize_mod
 from .admission import Admit
 from ..checker_passes import Pass, run_passes
+from ..checker_run import CheckerOptions
 
 R = TypeVar("R")
 
@@ -177,27 +180,38 @@ def checker_sharing(
     return run, why and RERUN_NOTE.format(why=why, what="your tests")
 
 
+@dataclass(frozen=True)
+class ToolsSetting:
+    """What a lab's compute-sanitizer tools run with (sanitize_lab), passed on
+    whole: the GPU's gate (None: a GPU nobody shares), the runs' environment
+    and seed, and the reference's runners a tool's unclean ending is judged
+    against (reference_tools.py; None: such an ending costs nothing)."""
+
+    gate: Gate | None
+    env: dict[str, str] | None
+    seed: int | None
+    reference: reference_tools.ReferenceTools | None = None
+
+
 def sanitize_lab(
     lab,
     checker: Path,
     runner: Path,
     iso,
     result: LabResult,
-    *,
-    gate: Gate | None,
-    env: dict[str, str] | None,
-    seed: int,
+    setting: ToolsSetting,
     ran: list[sanitize_mod.SanitizerRun] | None = None,
-    reference: reference_tools.ReferenceTools | None = None,
 ) -> None:
     """The small cases under each compute-sanitizer tool, into `result`: a
     hazard costs every point, and so does a tool that did not finish cleanly
-    where `reference` shows it clean on the reference solution here
+    where setting.reference shows it clean on the reference solution here
     (reference_tools.py says why). The tools run in one checker, a pass each
     (checker_passes.py), which leaves the GPU's shared side between two, so
     that a timed run waiting for the GPU waits for one tool, not three; `ran`:
     the tools' runs already made, after the lab's tests (tests_then_tools). A
     tool whose pass went short of memory beside others runs again alone."""
+    gate, reference = setting.gate, setting.reference
+    options = sanitize_mod.ToolOptions(env=setting.env, seed=setting.seed)
     if not sanitize_mod.available():
         result.sanitizer["all"] = "unavailable"
         return
@@ -205,9 +219,8 @@ def sanitize_lab(
 
     def alone(tool: str) -> sanitize_mod.SanitizerRun:
         with sanitizer_places.place(iso), timed_hold(gate, True, f"sanitizer {tool}"):
-            return sanitize_mod.run_tool(
-                checker, lab.id, runner, iso, tool, env=env, seed=seed, timeout=ALONE_SECONDS
-            )
+            alone_options = dataclasses.replace(options, timeout=ALONE_SECONDS)
+            return sanitize_mod.run_tool(checker, lab.id, runner, iso, tool, options=alone_options)
 
     # A run slot too, though the small cases need little memory: beside the
     # slots' checkers, both the tools and the test runs took several times as
@@ -221,7 +234,7 @@ def sanitize_lab(
         names = tuple(f"{what} {t}" for t in some)
         with sanitizer_places.place(iso), timed_hold(gate, False, what, names) as admit:
             return sanitize_mod.run_tools(
-                checker, lab.id, of, iso, some, env=env, seed=seed, admit=admit
+                checker, lab.id, of, iso, some, options=options, admit=admit
             )
 
     runs = one_checker(tools) if ran is None else list(ran)
@@ -317,7 +330,7 @@ def tests_then_tools(
     iso,
     tests: Pass,
     tests_alone: Callable[[bool, Admit | None], BinaryRun],
-    options: Mapping[str, Any],
+    options: CheckerOptions,
 ) -> tuple[BinaryRun, str | None, list[sanitize_mod.SanitizerRun] | None]:
     """A batch's untimed run of a GPU lab: its tests (the pass `tests`, of
     `runner` through `iso`), then, when every one passed, the small cases under
@@ -326,10 +339,19 @@ def tests_then_tools(
     GPU's shared side, as between two checkers. Returns the tests' run, the
     note for the student, and the tools' runs for sanitize_lab's `ran` (None
     when they did not run: a test failed, or the tests ran again alone, as
-    checker_sharing runs them, with `tests_alone`). `options`: run_checker's
-    (lab_grading.CheckerOptions)."""
+    checker_sharing runs them, with `tests_alone`). `options`: the lab's
+    untimed run_checker options, of which the checker's passes share impl,
+    timeout, seed, env and gpu_expected (each pass has its own filter and
+    limits)."""
     tools = sanitize_mod.tools_for(lab)
-    env = options["env"]
+    env = options.env
+    shared = CheckerOptions(
+        impl=options.impl,
+        timeout=options.timeout,
+        seed=options.seed,
+        env=env,
+        gpu_expected=options.gpu_expected,
+    )
     passes = [tests, *sanitize_mod.tool_passes(runner, iso, tools, env=env)]
     names = ("tests", *(f"sanitizer {t}" for t in tools))
 
@@ -339,18 +361,9 @@ def tests_then_tools(
                 return tests_alone(True, admit), None
         with contextlib.ExitStack() as stack, timed_hold(gate, False, "tests", names) as ticket:
             assert ticket is not None  # a shared run at a gate
+            place = _PlaceForTools(ticket, sanitizer_places.place(iso), stack)
             runs = run_passes(
-                checker,
-                lab.id,
-                passes,
-                timeout=options["timeout"],
-                gtest_filter=None,
-                seed=options["seed"],
-                env=env,
-                gpu_expected=options["gpu_expected"],
-                admit=_PlaceForTools(ticket, sanitizer_places.place(iso), stack),
-                impl=options["impl"],
-                later_if_first_passed=True,
+                checker, lab.id, passes, options=shared, admit=place, later_if_first_passed=True
             )
         tool_runs = [sanitize_mod.verdict(t, r) for t, r in zip(tools, runs[1:])]
         return runs[0], tool_runs or None
