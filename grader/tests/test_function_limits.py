@@ -18,21 +18,6 @@ from grader.infra.toolchain import REPO
 MAX_LINES = 100
 MAX_PARAMETERS = 8
 
-# Being split in other branches: empty this set when they merge, and with it
-# the same files' entries in pyproject.toml's per-file-ignores. Nothing else
-# is let off.
-BEING_SPLIT: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("grader/engine/lab_grading.py", "_grade_lab"),
-        ("grader/engine/checker_run.py", "checker_args"),
-        ("grader/engine/checker_run.py", "run_checker"),
-        ("grader/engine/checker_passes.py", "run_passes"),
-        ("grader/engine/sanitize.py", "run_tool"),
-        ("grader/engine/sanitize.py", "run_tools"),
-        ("grader/engine/sharing/shared_gpu.py", "sanitize_lab"),
-    }
-)
-
 
 def parameters(f: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     a = f.args
@@ -65,23 +50,13 @@ def grader_findings() -> list[str]:
         if name.startswith("grader/third_party/"):
             continue  # vendored as released upstream (its README), not ours to reshape
         over = over_limits(path.read_text(), name)
-        found += [what for function, what in over if (name, function) not in BEING_SPLIT]
+        found += [what for _, what in over]
     return found
 
 
 def test_no_function_over_the_limits():
     found = grader_findings()
     assert not found, "over 100 lines or 8 parameters:\n" + "\n".join(found)
-
-
-def test_being_split_names_functions_that_exist():
-    """An entry whose function was renamed or removed is stale: drop it."""
-    for file, function in BEING_SPLIT:
-        tree = ast.parse((REPO / file).read_text())
-        names = {
-            n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        }
-        assert function in names, f"{file}: no function {function}"
 
 
 def test_a_long_function_is_found(tmp_path):
