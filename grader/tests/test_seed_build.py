@@ -32,14 +32,21 @@ def _dry_run(build: Path, targets: list[str]) -> list[str]:
     ]
 
 
-@needs_meson
-def test_a_seeded_tree_compiles_only_the_lab_files_again(tmp_path):
+def _first_tree(tmp_path: Path):
+    """Lab 01's harness built in a first worker's tree: (course, lab, config,
+    the lab's targets, the worker)."""
     course = labmeta.load()
     lab01 = course.lab("01")
     cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], arch="sm_90")
     targets = [lab_grading.checker_target(lab01), lab_grading.runner_target(lab01, "labs")]
     first = batch_worker.Worker(tmp_path / "w0", None, cfg)
     assert first.prepare(course, [lab01], lambda *_: None)
+    return course, lab01, cfg, targets, first
+
+
+@needs_meson
+def test_a_seeded_tree_compiles_only_the_lab_files_again(tmp_path):
+    course, lab01, cfg, targets, first = _first_tree(tmp_path)
     # The first tree's lab file changes after its build (as the preflight's
     # reference does): its runner object no longer matches the skeleton.
     lab_file = first.src / "labs" / lab01.id / lab01.files[0]
@@ -63,12 +70,7 @@ def test_a_seeded_tree_compiles_only_the_lab_files_again(tmp_path):
 def test_a_tree_seeded_from_the_same_lab_files_compiles_nothing(tmp_path):
     """The lab files are the seed's, byte for byte: every object taken was made
     from them, so the seeded tree's build runs no compile at all."""
-    course = labmeta.load()
-    lab01 = course.lab("01")
-    cfg = batch_config.BatchConfig(out=tmp_path / "out", lab_ids=["01"], gpus=[], arch="sm_90")
-    targets = [lab_grading.checker_target(lab01), lab_grading.runner_target(lab01, "labs")]
-    first = batch_worker.Worker(tmp_path / "w0", None, cfg)
-    assert first.prepare(course, [lab01], lambda *_: None)
+    course, lab01, cfg, targets, first = _first_tree(tmp_path)
     asked: list[bool] = []
 
     def seed():  # called once the second tree is configured
