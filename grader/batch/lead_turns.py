@@ -14,7 +14,7 @@ it again once every worker is done (the drift check).
 
 The preflight times each lab's reference for the feedback: lab 01's on the host
 one lead at a time, before any lead times a GPU lab's (as a student's lab 01
-holds the whole machine for its timed tests: batch.py's machine gate)."""
+holds the whole machine for its timed tests: the orchestrator's machine gate)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,18 @@
 """What a batch's preflight compiles, all at once before its first timed run:
-every lab's reference build in one ninja call, and the skeleton's and the
-reference's facts for the policy check (engine/policy/facts_cache.py) on every core.
+the skeleton's and the reference's facts for the policy check
+(engine/policy/facts_cache.py) on every core, and, where one lead grades the
+references in turn, every lab's reference build in one ninja call.
 
-Why: the preflight grades the reference of each lab in turn, and each lab
-built its reference and compiled both instructor's files for the check one
-after another while the machine's cores stood idle: most of a class run's
-set-up, most of each lab's share of it compiling (see docs/decisions.md, "The
-preflight warms every lab on every core first").
+Why: graded in turn, each lab built its reference and compiled both
+instructor's files for the check one after another while the machine's cores
+stood idle: most of a class run's set-up, most of each lab's share of it
+compiling (see docs/decisions.md, "The preflight warms every lab on every core
+first"). Where a GPU's workers share the references (reference_check.py), each
+builds its own lab's, and the lead fills the cache before any takes one.
 
 Not in a timed run's way: a lead warms after every lead has measured its
-copy ceilings, and no lead times a reference before every lead has warmed
-(batch.py's barriers; Worker.preflight's `warmed`)."""
+copy ceilings (the orchestrator's barriers), and a lead alone times no
+reference before every lead has warmed (Worker.preflight, LeadTurns.warmed)."""
 
 from __future__ import annotations
 
