@@ -94,6 +94,7 @@ class SharedPreflight:
     lead has filled the policy check's cache (`warmed`)."""
 
     def __init__(self, labs: list[Lab]) -> None:
+        self.labs = labs  # the labs this GPU's workers grade
         self.todo: queue.Queue[Lab] = queue.Queue()
         # The longest first, so that no worker starts one last while the others idle.
         for lab in sorted(labs, key=lambda lab: -lab_weight(lab)):

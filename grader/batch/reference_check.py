@@ -49,43 +49,37 @@ class Worker(Protocol):
     lead: bool
     policy_work: Path
 
-    def gradable(self, lab: labmeta.Lab) -> bool: ...
-
     def isolation(self, student: str): ...
 
     def _grade_lab(self, lab: labmeta.Lab, cell, timed: list[TimedPart] | None, sanitize: bool): ...
 
 
-def share(
-    worker: Worker,
-    course: labmeta.Course,
-    labs: list[labmeta.Lab],
-    progress,
-    shared: SharedPreflight,
-) -> None:
+def share(worker: Worker, course: labmeta.Course, progress, shared: SharedPreflight) -> None:
     """`worker`'s part of its GPU's references: a lab at a time, once the
     lead has filled the policy check's cache (the lead fills it)."""
     if worker.lead:
         try:
-            ours = [lab for lab in labs if worker.gradable(lab)]
             work = worker.policy_work if worker.config.linked_policy else None
-            preflight_warm.warm(ours, worker.src, worker.build, work, False, progress)
+            preflight_warm.warm(shared.labs, worker.src, worker.build, work, False, progress)
         finally:
             shared.warmed.set()
     else:
         shared.warmed.wait()
+    installed = False
     while not shared.failed.is_set() and (lab := shared.next_lab()) is not None:
+        if not installed:  # every lab's fence, once: a worker may take several
+            install_reference(course, worker.src / "labs")
+            installed = True
         try:
-            check_beside(worker, course, lab, progress)
+            check_beside(worker, lab, progress)
         except BaseException:
             shared.failed.set()  # the others take no further lab
             raise
 
 
-def check_beside(worker: Worker, course: labmeta.Course, lab: labmeta.Lab, progress) -> None:
-    """One lab's reference graded in `worker`'s tree as a student's lab is
-    graded in a shared batch, then judged."""
-    install_reference(course, worker.src / "labs")
+def check_beside(worker: Worker, lab: labmeta.Lab, progress) -> None:
+    """One lab's reference (installed in `worker`'s tree) graded as a
+    student's lab is graded in a shared batch, then judged."""
     cell = worker.isolation("reference-preflight")
     try:
         parts: list[TimedPart] = []

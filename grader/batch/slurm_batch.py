@@ -254,8 +254,8 @@ def run_batch(
     specs = [_absolute(s) for s in specs]
     ids = submissions.student_ids(specs, config.roster)
     _follow_earlier(config, progress)
-    if not _submit_and_follow(config, specs, ids, course, labs, progress):
-        return _graded(config, specs, ids, course)
+    if (not_waited := _submit_and_follow(config, specs, ids, course, labs, progress)) is not None:
+        return not_waited
     results = _results(config.out / "students", specs, ids)
     gradebook.write(config.out, results, labs, progress, "slurm")
     return results
@@ -291,15 +291,6 @@ def _follow_earlier(config: batch_config.BatchConfig, progress) -> None:
         follow(config.out, state["job"], state["specs"], progress, roster=config.roster)
 
 
-def _graded(
-    config: batch_config.BatchConfig, specs: list[str], ids: dict[str, str], course
-) -> list[StudentResult]:
-    """The results already written for `specs` (a run that does not wait)."""
-    students = config.out / "students"
-    found = (batch.previous_result(s, ids[s], students, course, config) for s in specs)
-    return [r for r in found if r is not None]
-
-
 def _submit_and_follow(
     config: batch_config.BatchConfig,
     specs: list[str],
@@ -307,9 +298,10 @@ def _submit_and_follow(
     course,
     labs: list[labmeta.Lab],
     progress,
-) -> bool:
+) -> list[StudentResult] | None:
     """The students without a result submitted as one job and followed to its
-    end; False when the run does not wait for it (--no-wait)."""
+    end (None); where the run does not wait for it (--no-wait), the results
+    already there."""
     students = config.out / "students"
     while True:
         done: list[StudentResult] = []
@@ -324,14 +316,14 @@ def _submit_and_follow(
             f"[slurm] {len(specs)} submissions: {len(done)} already graded, {len(todo)} to submit"
         )
         if not todo:
-            return True
+            return None
         job = submit(config, todo, labs, progress)
         if not config.wait:
             progress(
                 f"[slurm] not waiting: run the same command again to follow job {job} "
                 "and write the gradebook"
             )
-            return False
+            return done
         final = follow(
             config.out,
             job,
@@ -352,7 +344,7 @@ def _submit_and_follow(
                         f"[slurm] {ids[spec]}: no result (task {job}_{i}: "
                         f"{final.get(i, 'state unknown')}; log {log_file})"
                     )
-            return True  # not resubmitted in a loop: the next run tries them again
+            return None  # not resubmitted in a loop: the next run tries them again
 
 
 def _results(students: Path, specs: list[str], ids: dict[str, str]) -> list[StudentResult]:

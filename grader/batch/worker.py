@@ -192,7 +192,7 @@ class Worker:
         GPU's references, which its workers share (reference_check.py); else
         this lead grades them in turn, the machine quiet."""
         if beside is not None:
-            reference_check.share(self, course, labs, progress, beside)
+            reference_check.share(self, course, progress, beside)
             return
         turns = turns or LeadTurns()
         install_reference(course, self.src / "labs")
